@@ -1,0 +1,46 @@
+"""Reference mechanisms with their claims and their exact privacy and accuracy.
+
+Every mechanism follows the protocol of :mod:`mechanisms.base`: a callable
+``mechanism(dataset, size, rng) -> (size, k) float64 array``.  The reference mechanisms also
+carry the privacy they ``claim`` and the exact truth (privacy profile, ε(δ), trade-off curve,
+μ where Gaussian-shaped) so that audits can say how tight both the claim and the audit are.
+"""
+
+from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
+from .claims import ApproxDP, Claim, GaussianDP, PureDP, Relation
+from .composition import Composition
+from .correlated import CorrelatedGaussianMechanism
+from .gaussian import CalibrationWarning, GaussianMechanism
+from .grouped import GroupedCorrelatedGaussianMechanism
+from .laplace import LaplaceMechanism
+from .truncated_laplace import TruncatedLaplaceMechanism
+
+#: Reference mechanisms by the name scenario files use.
+REFERENCE_MECHANISMS = {
+    "gaussian": GaussianMechanism,
+    "laplace": LaplaceMechanism,
+    "truncated-laplace": TruncatedLaplaceMechanism,
+    "correlated-gaussian": CorrelatedGaussianMechanism,
+    "grouped-correlated-gaussian": GroupedCorrelatedGaussianMechanism,
+    "composition": Composition,
+}
+
+__all__ = [
+    "ApproxDP",
+    "CalibrationWarning",
+    "Claim",
+    "Composition",
+    "CorrelatedGaussianMechanism",
+    "GaussianDP",
+    "GaussianMechanism",
+    "GaussianShapedMechanism",
+    "GroupedCorrelatedGaussianMechanism",
+    "LaplaceMechanism",
+    "Mechanism",
+    "PureDP",
+    "REFERENCE_MECHANISMS",
+    "ReferenceMechanism",
+    "Relation",
+    "TruncatedLaplaceMechanism",
+    "mechanism_name",
+]
