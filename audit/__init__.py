@@ -1,0 +1,33 @@
+"""dpaudit's audit engine: certified Monte Carlo evidence about privacy and accuracy claims.
+
+``run_audit`` returns an :class:`AuditReport` whose lower bounds on ε(δ), δ(ε) and μ, trade-off band
+and verdict hold simultaneously at the stated confidence; ``run_accuracy_audit`` checks error
+quantiles, variance and worst-case error claims.
+"""
+
+__version__ = "0.1.0"
+
+from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
+from .engine import run_audit
+from .errors import CheckpointError, MechanismError
+from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
+from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+
+__all__ = [
+    "AccuracyReport",
+    "AuditReport",
+    "CheckpointError",
+    "ColumnAccuracy",
+    "ConfidenceInterval",
+    "EpsilonCurve",
+    "MechanismError",
+    "PairResult",
+    "TradeoffCurve",
+    "Verdict",
+    "Violation",
+    "cp_interval",
+    "cp_lower",
+    "cp_upper",
+    "run_accuracy_audit",
+    "run_audit",
+]

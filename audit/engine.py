@@ -1,0 +1,462 @@
+"""``run_audit``: Monte Carlo evidence about a mechanism's privacy claim.
+
+For every distinct neighbour pair (D, D') of the scenario (a pair and its exact reverse are one
+pair: both directions are always audited) the engine runs four phases, each on fresh samples:
+
+1. *direction* (vector outputs only): Fisher's discriminant w = Σ⁻¹(m' − m) from at most
+   ``DIRECTION_SAMPLES`` draws per side; the test statistic is T = ⟨w, M(·)⟩ (T = M(·) in 1-D);
+2. *pilot*: the range of T on a few draws places a fine histogram (under/overflow bins keep
+   everything outside it);
+3. *selection*: histograms of T on ``samples`` draws per side choose which threshold events to
+   certify, one per reported quantity (:mod:`audit.selection`);
+4. *certification*: histograms on ``samples`` fresh draws count the chosen events; Clopper–Pearson
+   bounds turn the counts into certified (α_hi, β_hi) points and these into lower bounds on ε(δ),
+   δ(ε) and μ, a trade-off band, and the verdict.
+
+Events are chosen on samples independent of those that certify them, and the Bonferroni
+accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
+probability ≥ ``confidence``.  The verdict is VIOLATED exactly when some certified point lies below
+the claimed trade-off curve, so a mechanism that satisfies its claim is reported VIOLATED with
+probability at most 1 − ``confidence``.  Nothing caps the ε or the event probability the audit can
+see: events of any probability are counted exactly, and an event never observed under one side
+(an "impossible" region) bounds δ directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import time
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from mechanisms._validation import check_int, check_open_unit
+from mechanisms.base import mechanism_name
+from mechanisms.claims import ApproxDP, GaussianDP, PureDP
+
+from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
+from .checkpoint import load_state, save_state
+from .executor import batched, check_backend, check_n_jobs, make_executor
+from .intervals import cp_lower, cp_upper
+from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
+                       chunk_size_for, combine_moments, draw_outputs, chunk_rng, lda_statistic, run_chunk)
+from .selection import (ALPHA_TARGETS, DELTA_GRID, Budget, PairCounts, certify, headline_slots,
+                        select_events)
+
+__all__ = ["run_audit", "ENGINE_VERSION"]
+
+ENGINE_VERSION = "1"
+#: Draws per side used to learn the discriminant direction of vector outputs.
+DIRECTION_SAMPLES = 1_000_000
+#: Draws per side of the pilot that places the histogram.
+PILOT_SAMPLES = 65_536
+#: Histogram bins of the test statistic.
+BINS = 1 << 15
+#: α values at which claimed and exact trade-off curves are tabulated for plots.
+PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
+_CLAIM_TYPES = (ApproxDP, PureDP, GaussianDP)
+
+
+def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 1_000_000,
+              confidence: float = 0.95, seed: Optional[int] = None, n_jobs: int = 1,
+              backend: str = "loky", progress: bool = True, checkpoint: Any = None,
+              accuracy: bool = True, **backend_options) -> AuditReport:
+    """Audit ``mechanism`` against ``claim`` on the neighbouring pairs of ``scenario``.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, size, rng) -> (size, k) float64`` (see :mod:`mechanisms.base`).
+    scenario : Scenario or sequence of pairs
+        A :class:`scenarios.Scenario`, or a sequence of ``NeighborPair``/``(D, D')`` that is checked
+        to consist of neighbours under the claim's relation.
+    claim : ApproxDP, PureDP or GaussianDP, optional
+        Defaults to ``mechanism.claim``.  Its relation must be the scenario's.
+    samples : int
+        Draws per pair, per side, per phase (selection and certification).
+    confidence : float
+        Every bound in the report holds simultaneously with at least this probability.
+    seed : int, optional
+        Reproducibility: the same seed gives the same report for any ``n_jobs``/``backend``.
+        ``None`` draws fresh entropy, recorded in the report (and reused from ``checkpoint``).
+    n_jobs, backend : parallelism (any joblib backend, or ``"dask"``).
+    progress : show a progress bar over chunks.
+    checkpoint : path, optional
+        Save accumulated counts atomically after each batch; rerunning the same call resumes.
+    accuracy : also audit the accuracy claims of mechanisms that declare them.
+
+    Returns
+    -------
+    AuditReport
+    """
+    started = time.perf_counter()
+    if not callable(mechanism):
+        raise TypeError(f"`mechanism` must be callable (dataset, size, rng) -> array, got {mechanism!r}")
+    name = mechanism_name(mechanism)
+    claim = _resolve_claim(mechanism, claim, name)
+    scenario = _resolve_scenario(scenario, claim)
+    samples = check_int("samples", samples, minimum=1)
+    confidence = check_open_unit("confidence", confidence)
+    n_jobs = check_n_jobs(n_jobs)
+    backend = check_backend(backend)
+    entropy = _resolve_seed(seed, checkpoint)
+    pairs, covers = _distinct_pairs(scenario.pairs)
+    budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))
+    _check_enough_samples(samples, budget, claim, confidence)
+
+    labels = tuple(pair.label for pair in pairs)
+    datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
+    output_dim = _probe(mechanism, name, datasets, labels, entropy)
+    job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
+    chunk = chunk_size_for(output_dim)
+    fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim)
+
+    plans = {}
+    if output_dim > 1:
+        plans[Phase.DIRECTION] = chunk_plan(min(samples, DIRECTION_SAMPLES), chunk)
+    plans[Phase.PILOT] = chunk_plan(min(samples, PILOT_SAMPLES), chunk)
+    plans[Phase.SELECTION] = chunk_plan(samples, chunk)
+    plans[Phase.CERTIFICATION] = chunk_plan(samples, chunk)
+    total = sum(len(plan) for plan in plans.values()) * 2 * len(pairs)
+
+    executor = make_executor(backend, n_jobs, **backend_options)
+    with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
+        run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, entropy)
+        if output_dim > 1:
+            statistics = run.direction()
+        else:
+            statistics = tuple(LinearStatistic() for _ in pairs)
+        job = run.job = _replace(job, statistics=statistics)
+        binnings = run.pilot()
+        job = run.job = _replace(job, binnings=binnings)
+        selection = run.histograms(Phase.SELECTION)
+        events = select_events(selection, claim, budget)
+        certification = run.histograms(Phase.CERTIFICATION)
+    certified = certify(events, certification, binnings)
+
+    accuracy_report = None
+    if accuracy and scenario.checked and _declares_accuracy(mechanism):
+        from .accuracy import run_accuracy_audit
+
+        accuracy_report = run_accuracy_audit(
+            mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
+            seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **backend_options)
+
+    return _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
+                     accuracy_report, entropy, samples, confidence, started,
+                     {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
+
+
+# --- validation at the door ------------------------------------------------------------------
+
+def _resolve_claim(mechanism, claim, name):
+    if claim is None:
+        claim = getattr(mechanism, "claim", None)
+        if claim is None:
+            raise ValueError(f"mechanism {name!r} has no `claim` attribute; pass claim=ApproxDP(...), "
+                             "PureDP(...) or GaussianDP(...)")
+    if not isinstance(claim, _CLAIM_TYPES):
+        raise TypeError(f"`claim` must be ApproxDP, PureDP or GaussianDP, got {claim!r}")
+    return claim
+
+
+def _resolve_scenario(scenario, claim):
+    import scenarios
+
+    if not isinstance(scenario, scenarios.Scenario):
+        if isinstance(scenario, (str, bytes)) or not isinstance(scenario, Sequence):
+            raise TypeError(f"`scenario` must be a Scenario or a sequence of neighbouring pairs, got {scenario!r}")
+        scenario = scenarios.from_pairs(scenario, claim.relation)
+    if not scenario.pairs:
+        raise ValueError("`scenario` has no neighbouring pairs")
+    if scenario.relation != claim.relation:
+        raise ValueError(f"the claim is stated under the {claim.relation.value!r} relation but the "
+                         f"scenario's pairs are {scenario.relation.value!r} neighbours")
+    return scenario
+
+
+def _resolve_seed(seed, checkpoint) -> int:
+    if seed is None:
+        if checkpoint is not None:
+            state = load_state(checkpoint)
+            if state is not None and "entropy" in state[0]:
+                return int(state[0]["entropy"])
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"`seed` must be a non-negative integer or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
+def _check_enough_samples(samples, budget, claim, confidence):
+    """Refuse a run that could not certify anything even from perfectly separated outputs."""
+    level = budget.headline_level
+    best_a = float(cp_lower(samples, samples, level))
+    best_b = float(cp_upper(0, samples, level))
+    if float(epsilon_lower_bound(best_b, 1.0 - best_a, claim.reference_delta)) <= 0.0:
+        needed = 1
+        while float(epsilon_lower_bound(float(cp_upper(0, needed, level)),
+                                        1.0 - float(cp_lower(needed, needed, level)),
+                                        claim.reference_delta)) <= 0.0:
+            needed *= 2
+        raise ValueError(f"`samples`={samples} is too small to certify anything at confidence "
+                         f"{confidence}: even perfectly separated outputs would give no bound; "
+                         f"use at least {needed}")
+
+
+def _distinct_pairs(pairs):
+    """Merge each pair with its exact reverse (and duplicates): both directions are audited anyway."""
+    kept, covers = [], []
+    for pair in pairs:
+        for index, other in enumerate(kept):
+            if (_same(pair.base, other.base) and _same(pair.neighbor, other.neighbor)) or \
+                    (_same(pair.base, other.neighbor) and _same(pair.neighbor, other.base)):
+                covers[index].append(pair.label)
+                break
+        else:
+            kept.append(pair)
+            covers.append([])
+    return kept, [tuple(c) for c in covers]
+
+
+def _same(a, b) -> bool:
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    except Exception:
+        return a is b
+
+
+def _digest(value) -> str:
+    try:
+        array = np.ascontiguousarray(value)
+        if array.dtype != object:
+            return hashlib.sha256(str(array.shape).encode() + array.dtype.str.encode() + array.tobytes()).hexdigest()
+    except Exception:
+        pass
+    return hashlib.sha256(repr(value).encode()).hexdigest()
+
+
+def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim) -> str:
+    parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
+             "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
+             "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
+             "bins": BINS}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _probe(mechanism, name, datasets, labels, entropy) -> int:
+    """Draw two outputs per dataset to learn k and fail fast on protocol violations."""
+    output_dim = None
+    for pair, (base, neighbour) in enumerate(datasets):
+        for side, data in enumerate((base, neighbour)):
+            where = f"pair {labels[pair]!r}, {'base' if side == 0 else 'neighbour'} dataset, probe"
+            out = draw_outputs(mechanism, data, 2, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
+                               where, name, output_dim)
+            output_dim = out.shape[1]
+    if output_dim < 1:
+        raise ValueError(f"mechanism {name!r} returned outputs with 0 columns")
+    return output_dim
+
+
+def _declares_accuracy(mechanism) -> bool:
+    return all(callable(getattr(mechanism, attr, None)) for attr in ("error_bound", "true_answer"))
+
+
+def _replace(job: AuditJob, **changes) -> AuditJob:
+    from dataclasses import replace
+
+    return replace(job, **changes)
+
+
+# --- running the phases ---------------------------------------------------------------------
+
+class _PhaseRunner:
+    """Runs each phase's chunks (skipping those a checkpoint already holds) and folds results."""
+
+    def __init__(self, job, executor, plans, bar, checkpoint, fingerprint, entropy):
+        self.job, self.executor, self.plans, self.bar = job, executor, plans, bar
+        self.path, self.fingerprint, self.entropy = checkpoint, fingerprint, entropy
+        self.arrays: dict[str, np.ndarray] = {}
+        if checkpoint is not None:
+            state = load_state(checkpoint, fingerprint)
+            if state is not None:
+                self.arrays = dict(state[1])
+
+    def _save(self):
+        if self.path is not None:
+            save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
+                                   "engine": ENGINE_VERSION}, self.arrays)
+
+    def _run(self, phase: Phase, fold) -> None:
+        plan = self.plans[phase]
+        pairs = len(self.job.datasets)
+        done_key = f"{phase.name.lower()}_done"
+        done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, len(plan)), dtype=bool))
+        self.bar.update(int(done.sum()))
+        tasks = [ChunkTask(p, s, phase, c, size) for p in range(pairs) for s in (0, 1)
+                 for c, size in enumerate(plan) if not done[p, s, c]]
+        for batch in batched(tasks, self.executor.batch_size):
+            results = list(self.executor.map(run_chunk, [(self.job, task) for task in batch]))
+            for task, result in zip(batch, results):
+                fold(task, result)
+                done[task.pair, task.side, task.chunk] = True
+                self.bar.update(1)
+            self._save()
+
+    def direction(self) -> tuple[LinearStatistic, ...]:
+        plan, k = self.plans[Phase.DIRECTION], self.job.output_dim
+        shape = (len(self.job.datasets), 2, len(plan))
+        count = self.arrays.setdefault("direction_count", np.zeros(shape, dtype=np.int64))
+        mean = self.arrays.setdefault("direction_mean", np.zeros(shape + (k,)))
+        scatter = self.arrays.setdefault("direction_scatter", np.zeros(shape + (k, k)))
+
+        def fold(task, result):
+            count[task.pair, task.side, task.chunk] = result[0]
+            mean[task.pair, task.side, task.chunk] = result[1]
+            scatter[task.pair, task.side, task.chunk] = result[2]
+
+        self._run(Phase.DIRECTION, fold)
+        statistics = []
+        for pair in range(shape[0]):
+            moments = [combine_moments(zip(count[pair, side], mean[pair, side], scatter[pair, side]))
+                       for side in (0, 1)]
+            statistics.append(lda_statistic(*moments))
+        return tuple(statistics)
+
+    def pilot(self) -> tuple[Binning, ...]:
+        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT]))
+        low = self.arrays.setdefault("pilot_min", np.full(shape, np.inf))
+        high = self.arrays.setdefault("pilot_max", np.full(shape, -np.inf))
+
+        def fold(task, result):
+            low[task.pair, task.side, task.chunk], high[task.pair, task.side, task.chunk] = result
+
+        self._run(Phase.PILOT, fold)
+        return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
+                     for p in range(shape[0]))
+
+    def histograms(self, phase: Phase) -> list[PairCounts]:
+        pairs = len(self.job.datasets)
+        counts = self.arrays.setdefault(f"{phase.name.lower()}_counts",
+                                        np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
+
+        def fold(task, result):
+            counts[task.pair, task.side] += result
+
+        self._run(phase, fold)
+        n = sum(self.plans[phase])
+        return [PairCounts(counts[p, 0].copy(), counts[p, 1].copy(), n) for p in range(pairs)]
+
+
+# --- assembling the report --------------------------------------------------------------------
+
+def _exact(mechanism, method: str, *args, **kwargs):
+    """The mechanism's exact value, or None where it does not know it."""
+    function = getattr(mechanism, method, None)
+    if not callable(function):
+        return None
+    try:
+        return function(*args, **kwargs)
+    except (NotImplementedError, ValueError):
+        return None
+
+
+def _as_float(value) -> Optional[float]:
+    return None if value is None else float(value)
+
+
+def _ratio(numerator, denominator) -> Optional[float]:
+    if numerator is None or denominator is None or not math.isfinite(denominator) or denominator <= 0:
+        return None
+    return float(numerator) / float(denominator)
+
+
+def _tradeoff_curve(label, band, claim, exact_curve) -> TradeoffCurve:
+    band = sorted(band, key=lambda c: (c.alpha, c.beta))
+    column = lambda attr: tuple(float(getattr(c, attr)) for c in band)  # noqa: E731
+    return TradeoffCurve(label, column("alpha"), column("beta"), column("alpha_lo"), column("alpha_hi"),
+                         column("beta_lo"), column("beta_hi"), tuple(float(a) for a in PLOT_ALPHAS),
+                         tuple(float(b) for b in claim.tradeoff(PLOT_ALPHAS)), exact_curve)
+
+
+def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics, accuracy_report,
+              entropy, samples, confidence, started, runtime) -> AuditReport:
+    relation = claim.relation.value
+    ref_delta, ref_epsilon = claim.reference_delta, claim.epsilon
+    alpha_hi = np.array([c.alpha_hi for c in certified])
+    beta_hi = np.array([c.beta_hi for c in certified])
+    owner = np.array([c.event.pair for c in certified])
+    eps_ref = epsilon_lower_bound(alpha_hi, beta_hi, ref_delta)
+    delta_ref = delta_lower_bound(alpha_hi, beta_hi, ref_epsilon)
+    mus = mu_lower_bound(alpha_hi, beta_hi)
+    curve = epsilon_lower_bound(alpha_hi[None, :], beta_hi[None, :], DELTA_GRID[:, None]).max(axis=1)
+
+    exact_tradeoff = _exact(mechanism, "tradeoff", PLOT_ALPHAS, relation=relation)
+    exact_tradeoff = None if exact_tradeoff is None else tuple(float(v) for v in exact_tradeoff)
+    pair_results = []
+    for index, pair in enumerate(pairs):
+        mine = owner == index
+        band = [c for c in certified if c.event.pair == index and c.event.band]
+        pair_results.append(PairResult(
+            pair.label, covers[index], float(eps_ref[mine].max()), float(delta_ref[mine].max()),
+            float(mus[mine].max()), _tradeoff_curve(pair.label, band, claim, exact_tradeoff)))
+    key = (lambda r: r.mu_lower_bound) if isinstance(claim, GaussianDP) else \
+        (lambda r: (r.epsilon_lower_bound, r.delta_lower_bound, r.mu_lower_bound))
+    worst = max(range(len(pair_results)), key=lambda i: key(pair_results[i]))
+
+    violated = below_curve(alpha_hi, beta_hi, claim.tradeoff)
+    claimed_beta = claim.tradeoff(alpha_hi)
+    violations = tuple(sorted(
+        (Violation(pairs[c.event.pair].label, c.event.slot, c.alpha_hi, c.beta_hi, float(claimed_beta[i]))
+         for i, c in enumerate(certified) if violated[i]),
+        key=lambda v: v.beta_hi - v.claimed_beta))
+
+    exact_epsilon = _as_float(_exact(mechanism, "epsilon_for_delta", ref_delta, relation=relation)) \
+        if ref_delta > 0 else None
+    exact_delta = _exact(mechanism, "privacy_profile", ref_epsilon, relation=relation)
+    exact_delta = None if exact_delta is None else float(np.asarray(exact_delta))
+    exact_mu = _as_float(_exact(mechanism, "exact_mu", relation))
+    exact_curve = None
+    if exact_epsilon is not None:
+        exact_curve = tuple(float(_exact(mechanism, "epsilon_for_delta", float(d), relation=relation))
+                            for d in DELTA_GRID)
+    epsilon_lb = float(eps_ref.max())
+    mu_lb = float(mus.max())
+
+    return AuditReport(
+        mechanism=name, claim=claim,
+        scenario=scenario.to_dict() if hasattr(scenario, "to_dict") else {"checked": scenario.checked},
+        verdict=Verdict.VIOLATED if violations else Verdict.NOT_REFUTED, violations=violations,
+        reference_delta=float(ref_delta), reference_epsilon=float(ref_epsilon),
+        epsilon_lower_bound=epsilon_lb, delta_lower_bound=float(delta_ref.max()), mu_lower_bound=mu_lb,
+        epsilon_curve=EpsilonCurve(tuple(float(d) for d in DELTA_GRID), tuple(float(v) for v in curve),
+                                   tuple(float(claim.epsilon_at(float(d))) for d in DELTA_GRID), exact_curve),
+        tradeoff=pair_results[worst].tradeoff,
+        exact_epsilon=exact_epsilon, exact_delta=exact_delta, exact_mu=exact_mu,
+        audit_tightness=_ratio(epsilon_lb, exact_epsilon),
+        claim_slack=_ratio(exact_epsilon, ref_epsilon) if exact_epsilon is not None else None,
+        mu_tightness=_ratio(mu_lb, exact_mu),
+        worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
+        evidence=tuple(c.to_dict([p.label for p in pairs]) for c in certified),
+        accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
+        statistic={"kind": "output" if statistics[0].weights is None else "fisher-discriminant",
+                   "weights": [s.to_list() for s in statistics]},
+        runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=_versions()),
+    )
+
+
+def _versions() -> dict:
+    import scipy
+    import statsmodels
+
+    from . import __version__
+
+    return {"dpaudit": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "statsmodels": statsmodels.__version__}

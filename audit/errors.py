@@ -1,0 +1,17 @@
+"""Errors raised by the audit engine."""
+
+from __future__ import annotations
+
+__all__ = ["MechanismError", "CheckpointError"]
+
+
+class MechanismError(RuntimeError):
+    """The audited mechanism raised, or returned output that breaks the mechanism protocol.
+
+    The message names the mechanism, the neighbour pair, the side (base or neighbour) and the
+    phase, so that a failure deep inside a parallel run is still actionable.
+    """
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is unreadable or belongs to a different audit."""

@@ -1,0 +1,69 @@
+"""Clopper–Pearson confidence bounds for binomial proportions.
+
+The exact (conservative) interval of Clopper & Pearson (1934): for k successes in n trials, the
+one-sided upper bound at level γ is the (1 − γ) quantile of Beta(k + 1, n − k) (1 when k = n) and the
+lower bound is the γ quantile of Beta(k, n − k + 1) (0 when k = 0).  Each one-sided bound fails with
+probability at most γ whatever the true proportion.  We compute them with statsmodels'
+``proportion_confint(method="beta")`` (its two-sided interval at α = 2γ has these one-sided ends);
+the tests check them against scipy's beta quantiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = ["ConfidenceInterval", "cp_lower", "cp_upper", "cp_interval"]
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """An interval [low, high] for a quantity, holding with probability ≥ ``confidence``."""
+
+    low: float
+    high: float
+    confidence: float
+
+    def __contains__(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def to_dict(self) -> dict:
+        return {"low": self.low, "high": self.high, "confidence": self.confidence}
+
+
+def _validate(k, n, level):
+    k = np.asarray(k, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("Clopper–Pearson needs 0 <= k <= n and n >= 1")
+    if not 0.0 < level < 0.5:
+        raise ValueError(f"`level` must be in (0, 0.5), got {level!r}")
+    return k, n
+
+
+def _bounds(k, n, level):
+    low, high = proportion_confint(k, n, alpha=2.0 * level, method="beta")
+    low = np.where(k == 0, 0.0, np.nan_to_num(np.asarray(low, dtype=np.float64), nan=0.0))
+    high = np.where(k == n, 1.0, np.nan_to_num(np.asarray(high, dtype=np.float64), nan=1.0))
+    return low, high
+
+
+def cp_upper(k, n, level: float) -> np.ndarray:
+    """One-sided upper Clopper–Pearson bound: P(p > bound) ≤ ``level`` (vectorized)."""
+    k, n = _validate(k, n, level)
+    return _bounds(k, n, level)[1]
+
+
+def cp_lower(k, n, level: float) -> np.ndarray:
+    """One-sided lower Clopper–Pearson bound: P(p < bound) ≤ ``level`` (vectorized)."""
+    k, n = _validate(k, n, level)
+    return _bounds(k, n, level)[0]
+
+
+def cp_interval(k: int, n: int, confidence: float) -> ConfidenceInterval:
+    """Two-sided Clopper–Pearson interval with each tail at (1 − confidence)/2."""
+    level = (1.0 - confidence) / 2.0
+    low, high = _bounds(*_validate(k, n, level), level)
+    return ConfidenceInterval(float(low), float(high), confidence)

@@ -1,0 +1,194 @@
+"""Frozen audit results: what was claimed, what is exactly true, what the evidence certifies.
+
+Every lower bound in an :class:`AuditReport` holds simultaneously with the other bounds of the same
+report with probability ≥ ``confidence`` (see :mod:`audit.selection` for the accounting).  Exact
+values come from the mechanism where it provides them, and are ``None`` otherwise.  The ``runtime``
+section (wall time, workers, versions) is the only part that differs between two runs with the same
+seed; :meth:`AuditReport.to_dict` with ``include_runtime=False`` is bit-identical across workers,
+backends and resumed runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from enum import Enum
+from typing import Any, Optional
+
+__all__ = ["Verdict", "Violation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
+           "jsonable", "dumps"]
+
+
+class Verdict(str, Enum):
+    """VIOLATED: a certified bound contradicts the claim.  NOT_REFUTED: none does (which is not a
+    proof that the claim holds: an audit can only refute)."""
+
+    VIOLATED = "VIOLATED"
+    NOT_REFUTED = "NOT_REFUTED"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become the strings "inf", "-inf", "nan"."""
+    if isinstance(value, Enum):
+        return value.value
+    if hasattr(value, "to_dict") and not isinstance(value, type):
+        return jsonable(value.to_dict())
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isfinite(number):
+        return number
+    return "nan" if math.isnan(number) else ("inf" if number > 0 else "-inf")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(jsonable(value), indent=2, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A certified test whose error bounds lie below the claimed trade-off curve."""
+
+    pair: str
+    slot: str
+    alpha_hi: float
+    beta_hi: float
+    claimed_beta: float
+
+    @property
+    def message(self) -> str:
+        return (f"pair {self.pair!r} ({self.slot}): a test with type-I error ≤ {self.alpha_hi:.4g} and "
+                f"type-II error ≤ {self.beta_hi:.4g}, but the claim requires type-II error ≥ "
+                f"{self.claimed_beta:.4g} at that type-I error")
+
+    def to_dict(self) -> dict:
+        return {"pair": self.pair, "slot": self.slot, "alpha_hi": self.alpha_hi,
+                "beta_hi": self.beta_hi, "claimed_beta": self.claimed_beta, "message": self.message}
+
+
+@dataclass(frozen=True)
+class EpsilonCurve:
+    """Certified ε lower bound at each δ (max over pairs), next to the claim and the truth."""
+
+    deltas: tuple[float, ...]
+    lower_bounds: tuple[float, ...]
+    claimed: tuple[float, ...]
+    exact: Optional[tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class TradeoffCurve:
+    """The empirical trade-off of the learned test on one pair, with its confidence band.
+
+    Point i is one threshold test: (alpha[i], beta[i]) are its empirical errors on the
+    certification samples, [alpha_lower, alpha_upper] × [beta_lower, beta_upper] their simultaneous
+    band.  ``grid``/``claimed``/``exact`` are the claimed and exact curves for plotting.
+    """
+
+    pair: str
+    alpha: tuple[float, ...]
+    beta: tuple[float, ...]
+    alpha_lower: tuple[float, ...]
+    alpha_upper: tuple[float, ...]
+    beta_lower: tuple[float, ...]
+    beta_upper: tuple[float, ...]
+    grid: tuple[float, ...]
+    claimed: tuple[float, ...]
+    exact: Optional[tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """Certified bounds from one neighbour pair (and its reverse, audited in both directions)."""
+
+    label: str
+    also_covers: tuple[str, ...]
+    epsilon_lower_bound: float
+    delta_lower_bound: float
+    mu_lower_bound: float
+    tradeoff: TradeoffCurve
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The result of :func:`audit.run_audit`."""
+
+    mechanism: str
+    claim: Any
+    scenario: dict
+    verdict: Verdict
+    violations: tuple[Violation, ...]
+    reference_delta: float
+    reference_epsilon: float
+    epsilon_lower_bound: float
+    delta_lower_bound: float
+    mu_lower_bound: float
+    epsilon_curve: EpsilonCurve
+    tradeoff: TradeoffCurve
+    exact_epsilon: Optional[float]
+    exact_delta: Optional[float]
+    exact_mu: Optional[float]
+    audit_tightness: Optional[float]
+    claim_slack: Optional[float]
+    mu_tightness: Optional[float]
+    worst_pair: str
+    pairs: tuple[PairResult, ...]
+    evidence: tuple[dict, ...]
+    accuracy: Any
+    seed: int
+    samples: int
+    confidence: float
+    statistic: dict
+    runtime: dict = field(compare=False)
+
+    def to_dict(self, include_runtime: bool = True) -> dict:
+        data = {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}
+        if not include_runtime:
+            data.pop("runtime")
+            if isinstance(data.get("accuracy"), dict):
+                data["accuracy"].pop("runtime", None)
+        return data
+
+    def to_json(self, include_runtime: bool = True) -> str:
+        return json.dumps(self.to_dict(include_runtime), indent=2, allow_nan=False)
+
+    def summary(self) -> str:
+        def fmt(value, digits=4):
+            return "unknown" if value is None else f"{value:.{digits}g}"
+
+        lines = [
+            f"dpaudit: {self.mechanism}",
+            f"  claim          {self.claim}",
+            f"  verdict        {self.verdict.value} (false-alarm probability ≤ {1 - self.confidence:.3g})",
+            f"  ε lower bound  {fmt(self.epsilon_lower_bound)} at δ = {self.reference_delta:g}"
+            f"   (claimed {fmt(self.reference_epsilon)}, exact {fmt(self.exact_epsilon)})",
+            f"  δ lower bound  {fmt(self.delta_lower_bound)} at ε = {self.reference_epsilon:.4g}"
+            f"   (exact {fmt(self.exact_delta)})",
+            f"  μ lower bound  {fmt(self.mu_lower_bound)}   (exact {fmt(self.exact_mu)})",
+        ]
+        if self.audit_tightness is not None:
+            lines.append(f"  audit tightness ε_lb/ε_exact = {self.audit_tightness:.3f}")
+        if self.claim_slack is not None:
+            lines.append(f"  claim slack     ε_exact/ε_claimed = {self.claim_slack:.3f}")
+        lines.append(f"  worst pair     {self.worst_pair}")
+        lines.append(f"  samples        {self.samples:,} per pair, side and phase; seed {self.seed}")
+        for violation in self.violations[:3]:
+            lines.append(f"  violation: {violation.message}")
+        if self.accuracy is not None:
+            lines.append(f"  accuracy       {self.accuracy.verdict.value}")
+        if not self.scenario.get("checked", True):
+            lines.append("  note           neighbouring pairs vouched for by the user, not checked")
+        return "\n".join(lines)

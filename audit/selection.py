@@ -1,0 +1,209 @@
+"""Choosing events on selection samples, certifying them on fresh samples.
+
+**Events.**  For one neighbour pair, the test statistic T is binned (see :class:`Binning`); event
+``j`` is {bin index of T ≥ j}.  With orientation o = 0 the event is "more likely under the neighbour
+Q than under the base P" (A = Q, B = P ... written below as A and B), with o = 1 the roles swap.  A
+certified event gives the point (α_hi, β_hi) = (B_hi(E), 1 − A_lo(E)): upper confidence bounds on
+the errors of the test "reject B when E happens".  Complements need no separate event: the point of
+(E, A, B) equals the swapped point of (Eᶜ, B, A), and every check below is symmetric.
+
+**Confidence accounting (Bonferroni, weighted).**  Let γ = 1 − confidence.  Every number the
+report prints is a function of the certified points, and a point is valid when its two one-sided
+Clopper–Pearson bounds hold.  The events to certify are fixed by the selection samples, which are
+independent of the certification samples, so the union bound applies to the bounds actually used:
+
+* the *headline* family gets 0.8γ, shared equally by its slots (ε at the claim's δ and δ at the
+  claim's ε for (ε, δ) and pure claims; μ for GDP claims), each slot being the single best event
+  over all pairs, two bounds per slot;
+* the *curve* family gets 0.2γ, shared equally by, for every pair: one event per δ of the ε(δ) grid,
+  one for δ at the claim's ε, one for μ (two bounds each) and the trade-off band (four bounds per
+  point: α_lo, α_hi, β_lo, β_hi).
+
+The total failure probability is at most 0.8γ + 0.2γ = γ.  Slot counts are fixed in advance (not
+reduced when two slots choose the same event), so the accounting does not depend on the data.
+Hence, with probability ≥ confidence, *every* certified point, and every bound derived from any of
+them, holds at once: over all pairs, directions and quantities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
+from .intervals import cp_lower, cp_upper
+
+__all__ = ["DELTA_GRID", "ALPHA_TARGETS", "Budget", "Event", "CertifiedEvent", "PairCounts",
+           "select_events", "certify"]
+
+#: δ values of the certified ε(δ) curve: log-spaced from 1e-10 to 0.5.
+DELTA_GRID = np.geomspace(1e-10, 0.5, 40)
+#: Target type-I errors of the trade-off band points.
+ALPHA_TARGETS = np.unique(np.concatenate([np.geomspace(1e-6, 1e-2, 9), np.linspace(0.02, 0.98, 25)]))
+HEADLINE_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-bound Bonferroni levels of the headline and curve families (see module docstring)."""
+
+    gamma: float
+    headline_slots: tuple[str, ...]
+    n_pairs: int
+
+    @property
+    def headline_level(self) -> float:
+        return self.gamma * HEADLINE_SHARE / (2 * len(self.headline_slots))
+
+    @property
+    def curve_bounds_per_pair(self) -> int:
+        return 2 * (len(DELTA_GRID) + 2) + 4 * len(ALPHA_TARGETS)
+
+    @property
+    def curve_level(self) -> float:
+        return self.gamma * (1.0 - HEADLINE_SHARE) / (self.n_pairs * self.curve_bounds_per_pair)
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Histogram counts of T for both datasets of one pair, and the samples per side."""
+
+    base: np.ndarray
+    neighbour: np.ndarray
+    n: int
+
+    def tails(self) -> tuple[np.ndarray, np.ndarray]:
+        """countA[o, j-1], countB[o, j-1]: samples with bin index ≥ j, j = 1..bins+1."""
+        up_base = np.cumsum(self.base[::-1])[::-1][1:]
+        up_neighbour = np.cumsum(self.neighbour[::-1])[::-1][1:]
+        return np.stack([up_neighbour, up_base]), np.stack([up_base, up_neighbour])
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event chosen on selection samples, to be certified at ``level``."""
+
+    pair: int
+    orientation: int  # 0: more likely under the neighbour, 1: under the base
+    index: int  # bin index j ≥ 1; the event is {bin(T) ≥ j}
+    family: str  # "headline" or "curve"
+    slot: str  # what it was chosen for, e.g. "epsilon@1e-05", "mu", "tradeoff"
+    level: float
+    band: bool = False  # trade-off band point: also certify α_lo and β_lo
+
+
+@dataclass(frozen=True)
+class CertifiedEvent:
+    """An event with its certification counts and confidence bounds (the raw evidence)."""
+
+    event: Event
+    threshold: float
+    count_a: int  # samples in the event from the side it is more likely under
+    count_b: int  # samples in the event from the other side
+    n: int
+    alpha_hi: float
+    beta_hi: float
+    alpha_lo: float = float("nan")
+    beta_lo: float = float("nan")
+
+    @property
+    def alpha(self) -> float:
+        return self.count_b / self.n
+
+    @property
+    def beta(self) -> float:
+        return 1.0 - self.count_a / self.n
+
+    def to_dict(self, labels) -> dict:
+        more_likely = "neighbour" if self.event.orientation == 0 else "base"
+        return {
+            "pair": labels[self.event.pair], "slot": self.event.slot, "family": self.event.family,
+            "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
+            "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n,
+            "level": self.event.level, "alpha_hi": self.alpha_hi, "beta_hi": self.beta_hi,
+        }
+
+
+def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
+    """(α_hi, β_hi) for arrays of counts, computing each distinct count's bound once."""
+    values, inverse = np.unique(np.concatenate([count_a.ravel(), count_b.ravel()]), return_inverse=True)
+    upper = cp_upper(values, n, level)
+    lower = cp_lower(values, n, level)
+    split = count_a.size
+    alpha_hi = upper[inverse[split:]].reshape(count_b.shape)
+    beta_hi = 1.0 - lower[inverse[:split]].reshape(count_a.shape)
+    return alpha_hi, beta_hi
+
+
+def _scores(slot: str, alpha_hi, beta_hi, claim) -> np.ndarray:
+    kind, _, value = slot.partition("@")
+    if kind == "epsilon":
+        return epsilon_lower_bound(alpha_hi, beta_hi, float(value))
+    if kind == "delta":
+        return delta_lower_bound(alpha_hi, beta_hi, float(value))
+    if kind == "mu":
+        return mu_lower_bound(alpha_hi, beta_hi)
+    raise ValueError(f"unknown slot {slot!r}")
+
+
+def headline_slots(claim) -> tuple[str, ...]:
+    """The claim-specific quantities of the headline family."""
+    if hasattr(claim, "mu"):
+        return ("mu",)
+    return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}")
+
+
+def select_events(selection: list[PairCounts], claim, budget: Budget) -> list[Event]:
+    """Choose the events to certify, from the selection samples only."""
+    events: list[Event] = []
+    tails = [counts.tails() for counts in selection]
+    # Headline: for each slot, the best event over all pairs.
+    headline_points = [_points(a, b, c.n, budget.headline_level) for (a, b), c in zip(tails, selection)]
+    for slot in budget.headline_slots:
+        best = None
+        for pair, (alpha_hi, beta_hi) in enumerate(headline_points):
+            scores = _scores(slot, alpha_hi, beta_hi, claim)
+            o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
+            if best is None or scores[o, j] > best[0]:
+                best = (scores[o, j], pair, int(o), int(j) + 1)
+        events.append(Event(best[1], best[2], best[3], "headline", slot, budget.headline_level))
+    # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
+    slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
+    for pair, ((count_a, count_b), counts) in enumerate(zip(tails, selection)):
+        alpha_hi, beta_hi = _points(count_a, count_b, counts.n, budget.curve_level)
+        for slot in slots:
+            scores = _scores(slot, alpha_hi, beta_hi, claim)
+            o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
+            events.append(Event(pair, int(o), int(j) + 1, "curve", slot, budget.curve_level))
+        mu_scores = mu_lower_bound(alpha_hi, beta_hi)
+        orientation = int(np.argmax(mu_scores.max(axis=1)))
+        alpha_hat = count_b[orientation] / counts.n  # non-increasing in j
+        chosen = set()
+        for target in ALPHA_TARGETS:
+            j = int(np.argmin(np.abs(alpha_hat - target)))
+            if j not in chosen:
+                chosen.add(j)
+                events.append(Event(pair, orientation, j + 1, "curve", "tradeoff",
+                                    budget.curve_level, band=True))
+    return events
+
+
+def certify(events: list[Event], certification: list[PairCounts], binnings) -> list[CertifiedEvent]:
+    """Count each chosen event on the certification samples and bound its probabilities."""
+    tails = [counts.tails() for counts in certification]
+    result = []
+    for event in events:
+        count_a_all, count_b_all = tails[event.pair]
+        n = certification[event.pair].n
+        count_a = int(count_a_all[event.orientation, event.index - 1])
+        count_b = int(count_b_all[event.orientation, event.index - 1])
+        alpha_hi = float(cp_upper(count_b, n, event.level))
+        beta_hi = 1.0 - float(cp_lower(count_a, n, event.level))
+        extra = {}
+        if event.band:
+            extra = {"alpha_lo": float(cp_lower(count_b, n, event.level)),
+                     "beta_lo": 1.0 - float(cp_upper(count_a, n, event.level))}
+        result.append(CertifiedEvent(event, binnings[event.pair].edge(event.index), count_a, count_b,
+                                     n, alpha_hi, beta_hi, **extra))
+    return result
