@@ -1,0 +1,499 @@
+"""Scenario files: one audit written down in TOML, loaded into validated objects.
+
+A scenario file names a mechanism (a reference mechanism of
+:data:`mechanisms.REFERENCE_MECHANISMS` with its constructor's parameters, or a user object given
+as ``"package.module:attribute"``), the claim to audit (default: the mechanism's own), the
+scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
+
+    name = "gaussian-classical-eps7"     # optional, default: the file's stem
+    expected = "violated"                # optional: what the exact truth says ("holds"/"violated")
+    note = "free text"                   # optional
+
+    [mechanism]
+    name = "gaussian"                    # or: callable = "package.module:attribute"
+    calibration = "classical"            # ... keyword arguments of the constructor
+    epsilon = 7.0
+    delta = 0.1
+
+    [claim]                              # optional; omitted = the mechanism's own claim
+    type = "approx-dp"                   # "approx-dp" (epsilon, delta) | "pure-dp" (epsilon) | "gdp" (mu)
+    epsilon = 7.0
+    delta = 0.1
+
+    [scenario]
+    kind = "counting"                    # "counting" | "bounded" | "grouped" (+ groups)
+    d = 1
+    n = 10                               # optional, default 10
+    relation = "add-remove"              # optional, default "add-remove"
+    pairs = "worst-case"                 # optional; "random" needs count (and seed)
+
+    [audit]                              # optional table; these are the defaults
+    samples = 1000000
+    confidence = 0.95
+    seed = 20261121                      # optional; omitted = fresh OS entropy
+
+Rules:
+
+- The sub-table ``[mechanism.inner]`` describes a wrapped mechanism (e.g. the one a
+  ``composition`` runs ``k`` times), built by the same rules and passed as the constructor's
+  ``mechanism`` (or ``inner``) parameter; any other parameter given as a sub-table is also
+  built as a mechanism.
+- If a constructor (or factory) takes a ``relation`` parameter, the scenario's relation is
+  passed to it, so the mechanism's claim is stated under the audited relation; a
+  ``mechanism.relation`` (or ``claim.relation``) that differs from the scenario's is an error.
+- ``callable``: a class, or any object when further keys are given, is called with the keys as
+  keyword arguments (a factory); otherwise the object itself is the mechanism.  Importing the
+  module runs its code, as any plugin mechanism does; nothing in the file is evaluated.
+- Every error is a :class:`ScenarioFileError` reading ``"<path>: <key.path> <what is wrong>,
+  got <value>"``; warnings raised while constructing the mechanism (e.g. a calibration used
+  outside its proven range, on purpose) are kept in :attr:`AuditSpec.warnings` for the report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+import warnings
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+
+try:  # Python ≥ 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject depends on tomli)
+    import tomli as tomllib
+
+import mechanisms
+from mechanisms.claims import ApproxDP, Claim, GaussianDP, PureDP, Relation, as_relation
+
+from . import builders
+from .scenario import Scenario
+
+__all__ = ["AuditSpec", "ScenarioFileError", "load", "bundled_suite", "EXPECTED_VALUES"]
+
+#: Allowed values of the top-level ``expected`` key.
+EXPECTED_VALUES = ("holds", "violated")
+
+#: The sub-table of a wrapper mechanism (e.g. a composition) that describes the wrapped one.
+_INNER = "inner"
+#: Constructor parameters that receive the mechanism described by [mechanism.inner].
+_INNER_PARAMETERS = ("inner", "mechanism")
+_TOP_KEYS = ("name", "expected", "note", "mechanism", "claim", "scenario", "audit")
+_AUDIT_DEFAULTS = {"samples": 1_000_000, "confidence": 0.95, "seed": None}
+_CALLABLE_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_BACKTICK_NAME = re.compile(r"^`([A-Za-z_]\w*)`\s*")
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file is malformed; the message names the file and the key path."""
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """One audit as described by a scenario file.
+
+    Attributes
+    ----------
+    name : str
+    path : pathlib.Path
+    mechanism : Mechanism
+        The constructed mechanism (any callable ``(dataset, size, rng) -> (size, k)``).
+    claim : Claim or None
+        The claim to audit: the file's ``[claim]``, else the mechanism's own ``claim``
+        (``None`` if it has none: the audit then only reports lower bounds).
+    scenario : Scenario
+    samples : int
+        Samples per side (per input of each pair).
+    confidence : float
+    seed : int or None
+    expected : {"holds", "violated"} or None
+        What the exact truth says about the claim, when the file states it.
+    note : str
+    warnings : tuple of str
+        Warnings raised while constructing the mechanism.
+    """
+
+    name: str
+    path: Path
+    mechanism: Any
+    claim: Optional[Claim]
+    scenario: Scenario
+    samples: int
+    confidence: float
+    seed: Optional[int]
+    expected: Optional[str]
+    note: str
+    warnings: tuple[str, ...] = ()
+
+
+# -- small helpers ---------------------------------------------------------------------------------
+def _show(value: Any) -> str:
+    """A value as written in TOML (strings in double quotes, true/false)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value)
+
+
+class _Context:
+    """Formats errors for one file: ``"<path>: <key.path> <problem>, got <value>"``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def error(self, key: str, problem: str, value: Any = None, *, show_value: bool = True) -> ScenarioFileError:
+        suffix = f", got {_show(value)}" if show_value else ""
+        return ScenarioFileError(f"{self.path}: {key} {problem}{suffix}")
+
+    def rephrase(self, key: str, exc: Exception) -> ScenarioFileError:
+        """Prefix a constructor's own message with the file and the table's key path.
+
+        ```epsilon` must be ...`` becomes ``<path>: mechanism.epsilon must be ...``.
+        """
+        message = str(exc)
+        match = _BACKTICK_NAME.match(message)
+        if match:
+            return ScenarioFileError(f"{self.path}: {key}.{match.group(1)} {message[match.end():]}")
+        return ScenarioFileError(f"{self.path}: {key}: {message}")
+
+    def table(self, data: dict, key: str, name: str, *, required: bool) -> Optional[dict]:
+        if name not in data:
+            if required:
+                raise self.error(_join(key, name), "is missing (a required table)", show_value=False)
+            return None
+        value = data[name]
+        if not isinstance(value, dict):
+            raise self.error(_join(key, name), "must be a table", value)
+        return value
+
+    def unknown_keys(self, data: dict, key: str, allowed: tuple[str, ...], what: str) -> None:
+        for name in data:
+            if name not in allowed:
+                raise self.error(_join(key, name), f"is not a known key of {what} (known: "
+                                 f"{', '.join(allowed)})", data[name])
+
+    def string(self, data: dict, key: str, name: str, choices: Optional[tuple[str, ...]] = None,
+               default: Optional[str] = None) -> Optional[str]:
+        if name not in data:
+            return default
+        value = data[name]
+        if not isinstance(value, str):
+            raise self.error(_join(key, name), "must be a string", value)
+        if choices is not None and value not in choices:
+            raise self.error(_join(key, name), f"must be one of {', '.join(map(_show, choices))}", value)
+        return value
+
+    def integer(self, data: dict, key: str, name: str, minimum: int, default: Any) -> Any:
+        if name not in data:
+            return default
+        value = data[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(_join(key, name), "must be an integer", value)
+        if value < minimum:
+            raise self.error(_join(key, name), f"must be an integer >= {minimum}", value)
+        return value
+
+
+def _join(key: str, name: str) -> str:
+    return f"{key}.{name}" if key else name
+
+
+# -- the mechanism ---------------------------------------------------------------------------------
+def _import_object(ctx: _Context, key: str, target: Any) -> Any:
+    if not isinstance(target, str) or not _CALLABLE_PATTERN.match(target):
+        raise ctx.error(key, 'must be a string "package.module:attribute"', target)
+    module_name, attribute = target.split(":")
+    try:
+        obj = importlib.import_module(module_name)
+    except Exception as exc:  # any failure while importing user code: name it, don't crash
+        raise ctx.error(key, f"cannot be imported ({type(exc).__name__}: {exc})", target) from None
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise ctx.error(key, f"names no attribute {part!r} in module {module_name!r}", target)
+        obj = getattr(obj, part)
+    return obj
+
+
+def _parameters(factory: Callable) -> Optional[dict[str, inspect.Parameter]]:
+    """Keyword parameters of ``factory``; ``None`` if it accepts any keyword (``**kwargs``).
+
+    For a class that defines ``__init__`` its signature is used (a ``__new__`` that only
+    dispatches may declare looser defaults).
+    """
+    try:
+        if inspect.isclass(factory) and factory.__init__ is not object.__init__:
+            signature = inspect.signature(factory.__init__)
+            signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        else:
+            signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    params = {name: p for name, p in signature.parameters.items()
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return params
+
+
+def _resolve(ctx: _Context, table: dict, key: str) -> tuple[Any, str, bool]:
+    """The factory (or object) a mechanism table names, how to call it out, and whether to call it."""
+    has_name, has_callable = "name" in table, "callable" in table
+    if not (has_name or has_callable):
+        raise ctx.error(_join(key, "name"), 'is missing (give `name` = a reference mechanism, or '
+                        '`callable` = "package.module:attribute")', show_value=False)
+    if has_name and has_callable:
+        raise ctx.error(_join(key, "callable"), "cannot be given together with "
+                        f"{_join(key, 'name')} (choose one)", table["callable"])
+    if has_name:
+        name, known = table["name"], mechanisms.REFERENCE_MECHANISMS
+        if not isinstance(name, str) or name not in known:
+            raise ctx.error(_join(key, "name"), "must be one of "
+                            f"{', '.join(map(_show, sorted(known)))}", name)
+        return known[name], repr(name), True
+    target = table["callable"]
+    factory = _import_object(ctx, _join(key, "callable"), target)
+    # A class, or any object given keyword arguments, is a factory; else it is the mechanism.
+    call = inspect.isclass(factory) or len(table) > 1
+    if not callable(factory):
+        raise ctx.error(_join(key, "callable"), "is not a mechanism (not callable)", target)
+    return factory, repr(target), call
+
+
+def _build_mechanism(ctx: _Context, table: dict, key: str, relation: Relation) -> Any:
+    factory, what, call = _resolve(ctx, table, key)
+    if not call:
+        return factory
+    arguments = {k: v for k, v in table.items() if k not in ("name", "callable")}
+    params = _parameters(factory)  # None: the factory takes **kwargs, nothing to check against
+    positional: list[Any] = []
+    inner = arguments.pop(_INNER, None)
+    if inner is not None:
+        if not isinstance(inner, dict):
+            raise ctx.error(_join(key, _INNER), "must be a table describing the wrapped mechanism",
+                            inner)
+        target = next((name for name in _INNER_PARAMETERS if params and name in params), None)
+        if params is not None and target is None:
+            raise ctx.error(_join(key, _INNER), f"cannot be passed: {what} takes no wrapped "
+                            "mechanism (no `mechanism` or `inner` parameter)", show_value=False)
+        if target in arguments:
+            raise ctx.error(_join(key, target), f"cannot be given together with "
+                            f"{_join(key, _INNER)}", arguments[target])
+        built = _build_mechanism(ctx, inner, _join(key, _INNER), relation)
+        if target is None:  # a factory taking **kwargs: pass the wrapped mechanism first
+            positional.append(built)
+        else:
+            arguments[target] = built
+    if params is not None:
+        for name in arguments:
+            if name not in params:
+                raise ctx.error(_join(key, name), f"is not a parameter of {what} (known: "
+                                f"{', '.join(sorted(params))})", arguments[name])
+        for name, param in params.items():
+            if param.default is param.empty and name not in arguments and name != "relation":
+                hint = f"; give it as [{_join(key, _INNER)}]" if name in _INNER_PARAMETERS else ""
+                raise ctx.error(_join(key, name), f"is missing (a required parameter of {what}"
+                                f"{hint})", show_value=False)
+    if "relation" in arguments:
+        try:
+            given = as_relation(arguments["relation"])
+        except (TypeError, ValueError):
+            raise ctx.error(_join(key, "relation"), 'must be "add-remove" or "replace"',
+                            arguments["relation"]) from None
+        if given is not relation:
+            raise ctx.error(_join(key, "relation"), "must equal scenario.relation "
+                            f"({_show(relation.value)}) or be omitted", arguments["relation"])
+    if params is not None and "relation" in params:
+        arguments["relation"] = relation.value  # the claim is stated under the audited relation
+    for name, value in list(arguments.items()):
+        if isinstance(value, dict):  # any other sub-table is a nested mechanism too
+            arguments[name] = _build_mechanism(ctx, value, _join(key, name), relation)
+    try:
+        mechanism = factory(*positional, **arguments)
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ctx.rephrase(key, exc) from None
+    if not callable(mechanism):
+        raise ctx.error(key, f"built by {what} is not a mechanism (not callable): "
+                        f"{type(mechanism).__name__}", show_value=False)
+    return mechanism
+
+
+# -- claim, scenario, audit ------------------------------------------------------------------------
+_CLAIM_FIELDS = {"approx-dp": ("epsilon", "delta"), "pure-dp": ("epsilon",), "gdp": ("mu",)}
+_CLAIM_TYPES = {"approx-dp": ApproxDP, "pure-dp": PureDP, "gdp": GaussianDP}
+
+
+def _build_claim(ctx: _Context, table: dict, relation: Relation) -> Claim:
+    kind = ctx.string(table, "claim", "type", tuple(_CLAIM_FIELDS))
+    if kind is None:
+        raise ctx.error("claim.type", "is missing (one of \"approx-dp\", \"pure-dp\", \"gdp\")",
+                        show_value=False)
+    fields = _CLAIM_FIELDS[kind]
+    ctx.unknown_keys(table, "claim", ("type", "relation") + fields, f"a {kind} claim")
+    values = []
+    for name in fields:
+        if name not in table:
+            raise ctx.error(f"claim.{name}", f"is missing (required by a {kind} claim)", show_value=False)
+        value = table[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ctx.error(f"claim.{name}", "must be a number", value)
+        values.append(value)
+    claimed = ctx.string(table, "claim", "relation", ("add-remove", "replace"), relation.value)
+    if claimed != relation.value:
+        raise ctx.error("claim.relation", f"must equal scenario.relation ({_show(relation.value)}) "
+                        "or be omitted", claimed)
+    try:
+        return _CLAIM_TYPES[kind](*values, relation)
+    except (TypeError, ValueError) as exc:
+        raise ctx.rephrase("claim", exc) from None
+
+
+_SCENARIO_KINDS = ("counting", "bounded", "grouped")
+_SCENARIO_KEYS = ("kind", "d", "n", "relation", "pairs", "count", "seed")
+
+
+def _build_scenario(ctx: _Context, table: dict) -> Scenario:
+    kind = ctx.string(table, "scenario", "kind", _SCENARIO_KINDS)
+    if kind is None:
+        raise ctx.error("scenario.kind", "is missing (one of \"counting\", \"bounded\", \"grouped\")",
+                        show_value=False)
+    allowed = _SCENARIO_KEYS + (("groups",) if kind == "grouped" else ())
+    ctx.unknown_keys(table, "scenario", allowed, f"a {kind} scenario")
+    for name in ("d",) + (("groups",) if kind == "grouped" else ()):
+        if name not in table:
+            raise ctx.error(f"scenario.{name}", f"is missing (required by a {kind} scenario)",
+                            show_value=False)
+    options = {
+        "d": ctx.integer(table, "scenario", "d", 1, None),
+        "n": ctx.integer(table, "scenario", "n", 0, 10),
+        "relation": ctx.string(table, "scenario", "relation", ("add-remove", "replace"), "add-remove"),
+        "pairs": ctx.string(table, "scenario", "pairs", builders.PAIR_MODES, "worst-case"),
+        "count": ctx.integer(table, "scenario", "count", 1, None),
+        "seed": ctx.integer(table, "scenario", "seed", 0, None),
+    }
+    try:
+        if kind == "grouped":
+            return builders.grouped(ctx.integer(table, "scenario", "groups", 1, None), **options)
+        return getattr(builders, kind)(**options)
+    except (TypeError, ValueError) as exc:
+        raise ctx.rephrase("scenario", exc) from None
+
+
+def _audit_settings(ctx: _Context, table: Optional[dict]) -> dict:
+    table = {} if table is None else table
+    ctx.unknown_keys(table, "audit", tuple(_AUDIT_DEFAULTS), "[audit]")
+    settings = {
+        "samples": ctx.integer(table, "audit", "samples", 1, _AUDIT_DEFAULTS["samples"]),
+        "seed": ctx.integer(table, "audit", "seed", 0, _AUDIT_DEFAULTS["seed"]),
+        "confidence": _AUDIT_DEFAULTS["confidence"],
+    }
+    if "confidence" in table:
+        value = table["confidence"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ctx.error("audit.confidence", "must be a number in (0, 1)", value)
+        settings["confidence"] = float(value)
+    return settings
+
+
+def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
+    """Draw one output on the first pair: catches a row width the mechanism does not take."""
+    pair = scenario.pairs[0]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            output = np.asarray(mechanism(pair.base, 1, np.random.default_rng(0)))
+    except (TypeError, ValueError) as exc:
+        raise ScenarioFileError(
+            f"{ctx.path}: scenario does not fit the mechanism (rows of width {scenario.d}; "
+            f"set mechanism.d?): {exc}") from None
+    if output.ndim != 2 or output.shape[0] != 1:
+        raise ScenarioFileError(
+            f"{ctx.path}: mechanism must return a (size, k) array, got shape {output.shape} for size 1")
+
+
+# -- public entry points ---------------------------------------------------------------------------
+def load(path: Union[str, Path]) -> AuditSpec:
+    """Load and validate a scenario file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A TOML file following the schema in this module's docstring.
+
+    Returns
+    -------
+    AuditSpec
+
+    Raises
+    ------
+    ScenarioFileError
+        For an unreadable or invalid TOML file, an unknown key (at any level, mechanism
+        parameters included), a wrong type, a missing field, an unknown mechanism, a bad or
+        unimportable ``module:attribute``, or a constructor's own validation error.  The
+        message starts with ``path`` as given and names the key path.
+    """
+    ctx = _Context(str(path))
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ScenarioFileError(f"{ctx.path}: cannot be read ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioFileError(f"{ctx.path}: is not valid TOML ({exc})") from None
+    ctx.unknown_keys(data, "", _TOP_KEYS, "a scenario file")
+    name = ctx.string(data, "", "name", default=file.stem)
+    if not name.strip():
+        raise ctx.error("name", "must not be empty", name)
+    expected = ctx.string(data, "", "expected", EXPECTED_VALUES)
+    note = ctx.string(data, "", "note", default="")
+
+    scenario = _build_scenario(ctx, ctx.table(data, "", "scenario", required=True))
+    relation = scenario.relation
+    mechanism_table = ctx.table(data, "", "mechanism", required=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mechanism = _build_mechanism(ctx, mechanism_table, "mechanism", relation)
+    claim_table = ctx.table(data, "", "claim", required=False)
+    if claim_table is not None:
+        claim = _build_claim(ctx, claim_table, relation)
+    else:
+        claim = getattr(mechanism, "claim", None)
+        claimed_relation = getattr(claim, "relation", relation)
+        if claim is not None and claimed_relation != relation:
+            raise ctx.error("mechanism", f"claims privacy under {_show(str(claimed_relation))} but "
+                            f"scenario.relation is {_show(relation.value)}; add a [claim] table",
+                            show_value=False)
+    _check_fit(ctx, mechanism, scenario)
+    audit = _audit_settings(ctx, ctx.table(data, "", "audit", required=False))
+    return AuditSpec(name=name, path=file, mechanism=mechanism, claim=claim, scenario=scenario,
+                     samples=audit["samples"], confidence=audit["confidence"], seed=audit["seed"],
+                     expected=expected, note=note,
+                     warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
+
+
+def bundled_suite(name: str = "default") -> list[Path]:
+    """The scenario files shipped in ``scenarios/suite/``, sorted by file name.
+
+    ``"default"`` gives the files directly in ``suite/``; ``"thirdparty"`` those in
+    ``suite/thirdparty/`` (audits of other libraries' mechanisms, which need the optional
+    ``thirdparty`` dependencies).  Located with :mod:`importlib.resources`, so it works from an
+    installed package.
+    """
+    folders = {"default": (), "thirdparty": ("thirdparty",)}
+    if name not in folders:
+        raise ValueError(f"`name` must be one of {tuple(folders)}, got {name!r}")
+    root = resources.files("scenarios").joinpath("suite")
+    for folder in folders[name]:
+        root = root.joinpath(folder)
+    if not root.is_dir():
+        return []
+    return sorted((Path(str(entry)) for entry in root.iterdir()
+                   if entry.is_file() and entry.name.endswith(".toml")), key=lambda p: p.name)
