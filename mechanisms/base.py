@@ -45,7 +45,7 @@ def mechanism_name(mechanism: Any) -> str:
     name = getattr(mechanism, "name", None)
     if isinstance(name, str) and name:
         return name
-    return getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    return getattr(mechanism, "__name__", None) or type(mechanism).__name__
 
 
 class ReferenceMechanism(abc.ABC):
