@@ -61,8 +61,13 @@ class ReferenceMechanism(abc.ABC):
     claim: Claim
 
     # -- sampling ---------------------------------------------------------------------------
+    @property
+    def row_dim(self) -> int:
+        """Width of a dataset row (``d`` unless a subclass structures rows differently)."""
+        return self.d
+
     def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        data = check_dataset(dataset, self.d)
+        data = check_dataset(dataset, self.row_dim)
         size = check_size(size)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -79,7 +84,7 @@ class ReferenceMechanism(abc.ABC):
     @property
     def output_dim(self) -> int:
         """k, the number of output columns."""
-        return int(self.true_answer(np.zeros((0, self.d))).shape[0])
+        return int(self.true_answer(np.zeros((0, self.row_dim))).shape[0])
 
     @property
     def query_columns(self) -> tuple[int, ...]:

@@ -33,7 +33,7 @@ def gdp_delta(epsilon, mu: float) -> np.ndarray:
     """
     epsilon = np.asarray(epsilon, dtype=np.float64)
     if np.any(epsilon < 0):
-        raise ValueError(f"`epsilon` must be >= 0, got {epsilon[epsilon < 0].ravel()[0]!r}")
+        raise ValueError(f"`epsilon` must be >= 0, got {float(epsilon[epsilon < 0].ravel()[0])!r}")
     if mu == 0:
         return np.zeros_like(epsilon)
     a = -epsilon / mu + mu / 2.0
