@@ -137,15 +137,17 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         selection = run.histograms(Phase.SELECTION)
         events = select_events(selection, claim, budget)
         certification = run.histograms(Phase.CERTIFICATION)
+        accuracy_report = None
+        if accuracy and scenario.checked and _declares_accuracy(mechanism):
+            from .accuracy import run_accuracy_audit
+
+            options = dict(backend_options)
+            if backend == "dask" and "scheduler" not in options:
+                options["scheduler"] = executor.client  # reuse the cluster this run started
+            accuracy_report = run_accuracy_audit(
+                mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
+                seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
     certified = certify(events, certification, binnings)
-
-    accuracy_report = None
-    if accuracy and scenario.checked and _declares_accuracy(mechanism):
-        from .accuracy import run_accuracy_audit
-
-        accuracy_report = run_accuracy_audit(
-            mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
-            seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **backend_options)
 
     return _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
                      accuracy_report, entropy, samples, confidence, started,

@@ -68,6 +68,9 @@ def make_executor(backend: str, n_jobs: int, **options) -> ChunkExecutor:
         from .dask_backend import DaskExecutor  # optional extra
 
         return DaskExecutor(n_jobs=n_jobs, **options)
+    if options:
+        raise TypeError(f"backend {backend!r} takes no options, got {sorted(options)}; "
+                        "options such as `scheduler` belong to backend='dask'")
     return ChunkExecutor(backend=backend, n_jobs=n_jobs)
 
 
