@@ -420,15 +420,14 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
          for i, c in enumerate(certified) if violated[i]),
         key=lambda v: v.beta_hi - v.claimed_beta))
 
-    exact_epsilon = _as_float(_exact(mechanism, "epsilon_for_delta", ref_delta, relation=relation)) \
-        if ref_delta > 0 else None
+    exact_epsilon = _as_float(_exact(mechanism, "epsilon_for_delta", ref_delta, relation=relation))
     exact_delta = _exact(mechanism, "privacy_profile", ref_epsilon, relation=relation)
     exact_delta = None if exact_delta is None else float(np.asarray(exact_delta))
     exact_mu = _as_float(_exact(mechanism, "exact_mu", relation))
     exact_curve = None
     if exact_epsilon is not None:
-        exact_curve = tuple(float(_exact(mechanism, "epsilon_for_delta", float(d), relation=relation))
-                            for d in DELTA_GRID)
+        values = [_exact(mechanism, "epsilon_for_delta", float(d), relation=relation) for d in DELTA_GRID]
+        exact_curve = None if any(v is None for v in values) else tuple(float(v) for v in values)
     epsilon_lb = float(eps_ref.max())
     mu_lb = float(mus.max())
 
