@@ -1,0 +1,453 @@
+"""The ``dpaudit`` command line (also ``python -m audit``).
+
+Sub-commands:
+
+- ``dpaudit run [FILES...]``: audit scenario files (default: the bundled suite), print one table
+  row per audit and write report.json, summary.md and figures to ``--out``;
+- ``dpaudit list``: the reference mechanisms and the bundled scenario files;
+- ``dpaudit theory MECHANISM --param value ...``: exact privacy and accuracy of a reference
+  mechanism, no sampling;
+- ``dpaudit plot REPORT.json``: redraw the figures of a saved report.
+
+Exit status: 0 when no claim is refuted, 1 when at least one audit is VIOLATED, 2 for bad usage
+or bad input (a malformed scenario file, a mechanism that raises, an unreadable report), with a
+one-line message on stderr (the traceback only with ``--debug``).  Bad input takes precedence:
+a run in which some audit could not run exits 2 even if another was refuted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value"]
+
+EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
+DEFAULT_OUT = "dpaudit-report"
+#: δ values at which ``dpaudit theory`` prints the exact ε(δ).
+THEORY_DELTAS = (1e-10, 1e-8, 1e-6, 1e-5, 1e-3, 1e-2, 0.1)
+THEORY_ALPHA = 0.05
+
+
+class UsageError(Exception):
+    """Bad usage or bad input: reported in one line, exit status 2."""
+
+
+# -- argument parsing ---------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or -1 (all cores), got {text!r}") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or -1 (all cores), got {text!r}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpaudit", description="Empirical differential-privacy auditing: certified "
+                     "lower bounds on ε, δ and μ against a mechanism's claim.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="audit scenario files (default: the bundled suite)",
+                              description="Audit scenario files and write report.json, summary.md "
+                              "and figures.  Exit status 0: no claim refuted; 1: some claim "
+                              "VIOLATED; 2: bad usage or input.")
+    run.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                     help="TOML scenario files (default: the bundled suite, see --suite)")
+    run.add_argument("--suite", choices=("default", "thirdparty"), default="default",
+                     help="bundled suite run when no FILE is given (default: %(default)s)")
+    run.add_argument("--samples", type=_positive_int, help="samples per pair, side and phase "
+                     "(overrides the files' [audit] samples)")
+    run.add_argument("--confidence", type=_confidence, help="joint confidence of each audit's "
+                     "bounds (overrides the files'; default 0.95)")
+    run.add_argument("--seed", type=_seed, help="seed of every audit (overrides the files')")
+    run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 = all cores "
+                     "(default: %(default)s)")
+    run.add_argument("--backend", default="loky", help="loky, threading, multiprocessing, "
+                     "sequential or dask (default: %(default)s)")
+    run.add_argument("--scheduler", help="Dask scheduler address for --backend dask "
+                     "(default: a local cluster)")
+    run.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
+                     help="output directory (default: %(default)s/)")
+    run.add_argument("--format", choices=("table", "json"), default="table",
+                     help="what to print on stdout (default: %(default)s)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    run.add_argument("--no-plots", action="store_true", help="do not draw figures")
+    run.add_argument("--resume", action="store_true", help="continue an interrupted run from the "
+                     "checkpoints in OUT/checkpoints/ (without it they are deleted first)")
+    run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    listing = commands.add_parser("list", help="reference mechanisms and bundled scenario files")
+    listing.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    theory = commands.add_parser(
+        "theory", help="exact privacy and accuracy of a reference mechanism",
+        description="Exact privacy and accuracy of a reference mechanism, e.g. `dpaudit theory "
+        "gaussian --epsilon 1 --delta 1e-5`; for composition: `dpaudit theory composition --k 10 "
+        "--inner gaussian --inner.sigma 2`.  Parameters are the constructor's keyword arguments.")
+    theory.add_argument("mechanism", metavar="MECHANISM", help="a reference mechanism (see `dpaudit list`)")
+    theory.add_argument("params", nargs=argparse.REMAINDER, metavar="--param value",
+                        help="constructor keyword arguments")
+    theory.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    plot = commands.add_parser("plot", help="redraw the figures of a saved report.json")
+    plot.add_argument("report", type=Path, metavar="REPORT.json")
+    plot.add_argument("--out", type=Path, help="figure directory (default: figures/ next to the report)")
+    plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return parser
+
+
+# -- main ---------------------------------------------------------------------------------------
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return {"run": _run, "list": _list, "theory": _theory, "plot": _plot}[args.command](args)
+    except UsageError as exc:
+        return _fail(exc, debug)
+    except BrokenPipeError:  # e.g. `dpaudit list | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted; rerun with --resume to continue from the checkpoints",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # bad input surfacing deeper down: one line unless --debug
+        return _fail(exc, debug)
+
+
+def _fail(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    prefix = "" if message.startswith("dpaudit") else "dpaudit: error: "
+    print(f"{prefix}{message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+# -- dpaudit run --------------------------------------------------------------------------------
+def _load_specs(files: Sequence[Path]) -> list:
+    """Load and check every file before anything runs (a bad file stops the run at once)."""
+    import scenarios
+
+    specs = [scenarios.load(path) for path in files]  # ScenarioFileError names file and key
+    seen: dict[str, Path] = {}
+    from .plots import figure_stem
+
+    for spec in specs:
+        if spec.claim is None:
+            raise UsageError(f"{spec.path}: the mechanism declares no claim; add a [claim] table")
+        stem = figure_stem(spec.name)
+        if stem in seen:
+            raise UsageError(f"{spec.path}: name {spec.name!r} is also the name of {seen[stem]}; "
+                             "audit names must be distinct (set `name` in one file)")
+        seen[stem] = spec.path
+    return specs
+
+
+def _run(args: argparse.Namespace) -> int:
+    import scenarios
+
+    from .engine import run_audit
+    from .errors import CheckpointError, MechanismError
+    from .output import error_entry, format_table, make_entry, report_document, write_reports
+    from .plots import PlotsUnavailable, figure_stem, save_figures
+    from .report import dumps
+
+    files = list(args.files) or scenarios.bundled_suite(args.suite)
+    if not files:
+        raise UsageError(f"dpaudit run: the bundled {args.suite!r} suite has no scenario files")
+    if args.scheduler is not None and args.backend != "dask":
+        raise UsageError("dpaudit run: --scheduler needs --backend dask")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"dpaudit run: --out {str(args.out)!r} exists and is not a directory")
+    specs = _load_specs(files)
+    backend_options = {} if args.scheduler is None else {"scheduler": args.scheduler}
+    settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
+                "confidence": args.confidence, "seed": args.seed, "jobs": args.jobs,
+                "backend": args.backend, "resume": args.resume}
+    out, debug = args.out, getattr(args, "debug", False)
+    plots = not args.no_plots
+    entries: list[dict] = []
+    for index, spec in enumerate(specs, 1):
+        checkpoint = out / "checkpoints" / f"{figure_stem(spec.name)}.npz"
+        if not args.resume and checkpoint.exists():
+            checkpoint.unlink()  # a fresh run never mixes in an older one
+        if not args.no_progress:
+            print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
+        for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
+            print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
+        try:
+            report = run_audit(
+                spec.mechanism, spec.scenario, claim=spec.claim,
+                samples=args.samples or spec.samples, confidence=args.confidence or spec.confidence,
+                seed=spec.seed if args.seed is None else args.seed, n_jobs=args.jobs,
+                backend=args.backend, progress=not args.no_progress, checkpoint=checkpoint,
+                **backend_options)
+        except CheckpointError as exc:
+            raise UsageError(f"{exc} (or run without --resume)") from exc
+        except (ValueError, TypeError, MechanismError, ImportError) as exc:
+            if debug:
+                traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+            message = f"{spec.path}: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+            print(f"dpaudit: error: {message}", file=sys.stderr)
+            entries.append(error_entry(spec, message))
+            write_reports(out, entries, settings)
+            continue
+        entry = make_entry(spec, report)
+        if plots:
+            try:
+                paths = save_figures(entry, out / "figures", spec.name)
+                entry["figures"] = {kind: path.relative_to(out).as_posix() for kind, path in paths.items()}
+            except PlotsUnavailable as exc:
+                print(f"dpaudit: warning: {exc}; figures skipped", file=sys.stderr)
+                plots = False
+        entries.append(entry)
+        write_reports(out, entries, settings)
+    written = write_reports(out, entries, settings)
+    if args.format == "json":
+        print(dumps(report_document(entries, settings)))
+        where = sys.stderr
+    else:
+        print(format_table(entries))
+        where = sys.stdout
+    print(f"\nreport: {written['report']}  summary: {written['summary']}"
+          + (f"  figures: {out / 'figures'}" if any(e.get("figures") for e in entries) else ""), file=where)
+    if any(entry.get("error") for entry in entries):
+        return EXIT_USAGE
+    if any(entry["report"]["verdict"] == "VIOLATED" for entry in entries):
+        return EXIT_VIOLATED
+    return EXIT_OK
+
+
+# -- dpaudit list -------------------------------------------------------------------------------
+def _list(args: argparse.Namespace) -> int:
+    import inspect
+    import warnings
+
+    import mechanisms
+    import scenarios
+
+    print("Reference mechanisms (scenario files: [mechanism] name = ...; `dpaudit theory NAME --param value`):")
+    for name, cls in mechanisms.REFERENCE_MECHANISMS.items():
+        try:
+            signature = inspect.signature(cls.__init__)
+            params = ", ".join(str(p) for p in list(signature.parameters.values())[1:])
+        except (TypeError, ValueError):
+            params = "..."
+        doc = (inspect.getdoc(cls) or "").splitlines()
+        print(f"  {name:<28} {doc[0] if doc else ''}")
+        print(f"  {'':<28} ({params})")
+    for suite in ("default", "thirdparty"):
+        files = scenarios.bundled_suite(suite)
+        print(f"\nBundled scenario files, suite {suite!r} ({len(files)}; `dpaudit run --suite {suite}`):")
+        for path in files:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    spec = scenarios.load(path)
+            except Exception as exc:  # e.g. an optional third-party library is missing
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                print(f"  {path.stem:<44} (cannot load: {reason})")
+                continue
+            expected = spec.expected or "—"
+            print(f"  {spec.name:<44} {str(spec.claim):<32} expected {expected:<9} "
+                  f"{spec.samples:>9,} samples")
+    return EXIT_OK
+
+
+# -- dpaudit theory -----------------------------------------------------------------------------
+def _theory_params(tokens: Sequence[str]) -> dict:
+    """``--key value`` / ``--key=value`` pairs; a flag without a value is ``True``."""
+    params: dict[str, Any] = {}
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if not token.startswith("--") or token == "--":
+            raise UsageError(f"dpaudit theory: expected --param value, got {token!r}")
+        key, equals, value = token[2:].partition("=")
+        if not equals:
+            if index + 1 < len(tokens) and not tokens[index + 1].startswith("--"):
+                value, index = tokens[index + 1], index + 1
+            else:
+                value = "true"
+        params[key.replace("-", "_")] = parse_value(value)
+        index += 1
+    return params
+
+
+def _build_reference(name: Any, params: dict, where: str) -> Any:
+    import mechanisms
+
+    known = mechanisms.REFERENCE_MECHANISMS
+    if name not in known:
+        raise UsageError(f"dpaudit theory: {where} must be one of {', '.join(sorted(known))}, got {name!r}")
+    inner_name = params.pop("inner", None)
+    inner = {key[len("inner."):]: value for key, value in params.items() if key.startswith("inner.")}
+    params = {key: value for key, value in params.items() if not key.startswith("inner.")}
+    args = []
+    if inner_name is not None or inner:
+        args.append(_build_reference(inner_name, inner, "--inner"))
+    try:
+        return known[name](*args, **params)
+    except TypeError as exc:
+        raise UsageError(f"dpaudit theory {name}: {exc}") from exc
+
+
+def _exact(function: Any, *args: Any) -> Optional[float]:
+    if not callable(function):
+        return None
+    try:
+        value = function(*args)
+    except (NotImplementedError, ValueError):
+        return None
+    return None if value is None else float(value)
+
+
+def _theory(args: argparse.Namespace) -> int:
+    import warnings
+
+    import numpy as np
+
+    params = _theory_params(args.params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mechanism = _build_reference(args.mechanism, params, "MECHANISM")
+    claim = getattr(mechanism, "claim", None)
+    print(f"{getattr(mechanism, 'name', args.mechanism)}")
+    for warning in caught:
+        print(f"  warning: {warning.message}")
+    print(f"  claim: {claim if claim is not None else 'none'}")
+    print(f"\nExact privacy ({getattr(mechanism, 'relation', 'add-remove')}):")
+    mu = _exact(getattr(mechanism, "exact_mu", None))
+    if mu is not None:
+        print(f"  μ = {mu:.6g}  (Gaussian-shaped: the worst pair's trade-off curve is G_μ)")
+    epsilon_for_delta = getattr(mechanism, "epsilon_for_delta", None)
+    deltas = sorted(set(THEORY_DELTAS) | ({float(claim.delta)} if claim is not None and claim.delta > 0 else set()))
+    for delta in deltas:
+        value = _exact(epsilon_for_delta, delta)
+        print(f"  ε(δ = {delta:g}) = {'unknown' if value is None else f'{value:.6g}'}")
+    if claim is not None:
+        exact_delta = _exact(getattr(mechanism, "privacy_profile", None), claim.epsilon)
+        shown = "unknown" if exact_delta is None else f"{exact_delta:.6g}"
+        print(f"  δ at the claimed ε = {claim.epsilon:.6g}: {shown}  (claimed δ = {claim.delta:g})")
+        exact_eps = _exact(epsilon_for_delta, claim.delta) if claim.delta > 0 else exact_delta
+        if exact_delta is None:
+            verdict = "unknown (no exact privacy for this mechanism)"
+        elif exact_delta <= claim.delta * (1 + 1e-9) + 1e-300:
+            verdict = "holds"
+        else:
+            verdict = "does NOT hold"
+        if exact_eps is not None and claim.delta > 0:
+            verdict += f" (exact ε at δ = {claim.delta:g} is {exact_eps:.6g} vs claimed {claim.epsilon:.6g})"
+        print(f"  the claim {verdict}")
+    print("\nAccuracy:")
+    variance = getattr(mechanism, "noise_variance", None)
+    if callable(variance):
+        values = np.atleast_1d(np.asarray(variance(), dtype=np.float64))
+        shown = ", ".join(f"{v:.6g}" for v in values[:6]) + (", ..." if values.size > 6 else "")
+        print(f"  noise variance per output column: {shown}  ({values.size} columns)")
+    bound = getattr(mechanism, "error_bound", None)
+    if callable(bound):
+        queries = len(getattr(mechanism, "query_columns", (0,)))
+        print(f"  error bound at α = {THEORY_ALPHA}: P(|error| > {bound(THEORY_ALPHA, 1):.6g}) ≤ {THEORY_ALPHA} per query")
+        if queries > 1:
+            print(f"  over all {queries} queries: P(max |error| > {bound(THEORY_ALPHA, queries):.6g}) ≤ {THEORY_ALPHA}")
+    worst = _exact(getattr(mechanism, "worst_case_error", None))
+    if worst is not None:
+        print(f"  worst-case error: {worst:.6g} (the noise is bounded)")
+    if not callable(variance) and not callable(bound):
+        print("  no accuracy claims declared")
+    return EXIT_OK
+
+
+# -- dpaudit plot -------------------------------------------------------------------------------
+def _plot(args: argparse.Namespace) -> int:
+    from .output import load_report
+    from .plots import save_figures
+
+    document = load_report(args.report)
+    out = args.out if args.out is not None else args.report.parent / "figures"
+    drawn = 0
+    for entry in document["audits"]:
+        if entry.get("report") is None:
+            print(f"{entry['name']}: no report (the audit failed: {entry.get('error')})", file=sys.stderr)
+            continue
+        for kind, path in save_figures(entry, out, entry["name"]).items():
+            print(f"{entry['name']:<40} {kind:<9} {path}")
+            drawn += 1
+    if not drawn:
+        raise UsageError(f"{args.report}: no audit report to draw")
+    return EXIT_OK
+
+
+def parse_value(text: str) -> Any:
+    """A command-line parameter value: int, float, bool, None, or the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for convert in (int, float):
+        try:
+            value = convert(text.replace("_", "") if convert is int else text)
+        except ValueError:
+            continue
+        if convert is float and not math.isfinite(value):
+            return text
+        return value
+    return text
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

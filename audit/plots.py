@@ -1,0 +1,293 @@
+"""Figures of an audit report, drawn from its JSON form (so ``dpaudit plot`` can redraw them).
+
+Every function takes one entry of ``report.json`` (or the bare ``AuditReport.to_dict()``) and
+returns a :class:`matplotlib.figure.Figure` built without pyplot, on the Agg canvas: nothing
+global is touched and no display is needed.  matplotlib is the optional ``plots`` extra; it is
+imported only when a figure is drawn, and a missing install raises :class:`PlotsUnavailable`.
+
+The figures (one of each per audit):
+
+- :func:`tradeoff_figure`: the empirical trade-off curve T(α) of the learned test on the worst
+  pair, with its simultaneous confidence band, against the claimed curve f (every pair's true
+  curve must lie above it) and the exact curve (Dong, Roth & Su 2022, Def. 2.1).  A certified
+  point below the claimed curve is a violation (marked ✕).  Linear axes on the left; log-log
+  on the right, where the tails that decide large-ε claims are visible.
+- :func:`epsilon_figure`: the certified lower bound ε_lb(δ) against the claimed ε(δ) implied by
+  the claim and the exact privacy profile ε(δ), δ on a log axis; where ε_lb exceeds the claim
+  the claim is refuted (shaded).
+- :func:`accuracy_figure`: the histogram (as a density) of the first query's error against the
+  exact noise density (or a Gaussian of the claimed variance), with the claimed bound ±a of
+  P(|e| > a) ≤ α marked; linear and log density.
+
+Lines carry labels (the ``LABEL_*`` constants) so tests and users can find the plotted data.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+
+__all__ = ["PlotsUnavailable", "tradeoff_figure", "epsilon_figure", "accuracy_figure",
+           "figures", "save_figures", "figure_stem", "as_report",
+           "LABEL_EMPIRICAL", "LABEL_CLAIMED", "LABEL_EXACT", "LABEL_CERTIFIED_EPSILON", "LABEL_HEADLINE",
+           "LABEL_HISTOGRAM", "LABEL_DENSITY", "LABEL_GAUSSIAN"]
+
+LABEL_EMPIRICAL = "empirical trade-off (worst pair)"
+LABEL_CLAIMED = "claimed"
+LABEL_EXACT = "exact"
+LABEL_CERTIFIED_EPSILON = "certified lower bound ε_lb(δ)"
+LABEL_HEADLINE = "certified ε_lb"
+LABEL_HISTOGRAM = "error histogram (density)"
+LABEL_DENSITY = "exact noise density"
+LABEL_GAUSSIAN = "Gaussian with the claimed variance"
+
+_COLOURS = {"empirical": "#1f77b4", "claimed": "#d62728", "exact": "#2ca02c", "violation": "#000000"}
+_DPI = 110
+
+
+class PlotsUnavailable(ImportError):
+    """matplotlib is not installed: figures need the ``plots`` extra."""
+
+
+def _matplotlib():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise PlotsUnavailable("figures need matplotlib: pip install 'dpaudit[plots]' "
+                               f"(or pass --no-plots); import failed: {exc}") from None
+    return Figure
+
+
+def as_report(data: dict) -> dict:
+    """The ``AuditReport`` dict of a report.json entry (or ``data`` itself if it is one)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"`report` must be a report dict (an entry of report.json), got {type(data).__name__}")
+    report = data.get("report", data)
+    if not isinstance(report, dict) or "tradeoff" not in report or "epsilon_curve" not in report:
+        raise ValueError("`report` is not a dpaudit audit report (no 'tradeoff'/'epsilon_curve' section)")
+    return report
+
+
+def _array(values: Optional[Sequence[Any]]) -> Optional[np.ndarray]:
+    """JSON numbers (with "inf"/"-inf"/"nan" strings) as a float array; ``None`` stays ``None``."""
+    if values is None:
+        return None
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+def _number(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
+
+
+def _title(report: dict, what: str) -> str:
+    claim = report.get("claim", {})
+    text = {"approx-dp": "({epsilon:g}, {delta:g})-DP", "pure-dp": "{epsilon:g}-DP",
+            "gdp": "{mu:g}-GDP"}.get(claim.get("type"), "{type}").format(**claim)
+    return f"{report['mechanism']}\n{what}: claim {text}, verdict {report['verdict']}"
+
+
+def _sparse_log_ticks(axis) -> None:
+    """Decade ticks only (labelled minor ticks over many decades are slow and cluttered)."""
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    axis.set_major_locator(LogLocator(base=10.0, numticks=12))
+    axis.set_minor_locator(NullLocator())
+
+
+# -- (a) trade-off ----------------------------------------------------------------------------------
+def tradeoff_figure(data: dict):
+    """Empirical trade-off curve with its confidence band, against the claimed and exact curves."""
+    Figure = _matplotlib()
+    report = as_report(data)
+    curve = report["tradeoff"]
+    alpha, beta = _array(curve["alpha"]), _array(curve["beta"])
+    alpha_lo, alpha_hi = _array(curve["alpha_lower"]), _array(curve["alpha_upper"])
+    beta_lo, beta_hi = _array(curve["beta_lower"]), _array(curve["beta_upper"])
+    grid, claimed, exact = _array(curve["grid"]), _array(curve["claimed"]), _array(curve["exact"])
+    order = np.argsort(alpha, kind="stable")
+    figure = Figure(figsize=(11.5, 5.4), dpi=_DPI)
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.11, top=0.84, wspace=0.2)
+    axes = figure.subplots(1, 2)
+    for ax, log in zip(axes, (False, True)):
+        # The band: upper-right corners (α_hi, β_hi) out, lower-left corners (α_lo, β_lo) back.
+        band_x = np.concatenate([alpha_hi[order], alpha_lo[order][::-1]])
+        band_y = np.concatenate([beta_hi[order], beta_lo[order][::-1]])
+        ax.fill(band_x, band_y, color=_COLOURS["empirical"], alpha=0.22, linewidth=0,
+                label=f"{report['confidence']:g} simultaneous confidence band")
+        ax.plot(alpha[order], beta[order], "o-", color=_COLOURS["empirical"], markersize=3,
+                linewidth=1.4, label=LABEL_EMPIRICAL)
+        ax.plot(grid, claimed, "--", color=_COLOURS["claimed"], linewidth=1.6,
+                label=f"{LABEL_CLAIMED} (lower bound on every pair's curve)")
+        if exact is not None:
+            ax.plot(grid, exact, "-", color=_COLOURS["exact"], linewidth=1.2, label=LABEL_EXACT)
+        violations = report.get("violations") or []
+        if violations:
+            ax.plot([v["alpha_hi"] for v in violations], [v["beta_hi"] for v in violations], "x",
+                    color=_COLOURS["violation"], markersize=6, markeredgewidth=1.3, zorder=1,
+                    label="certified point below the claim (violation)")
+        ax.set_xlabel("α  (type-I error: rejecting D when the output came from D)")
+        ax.set_ylabel("β  (type-II error)")
+        ax.grid(True, which="major", alpha=0.3)
+        if log:
+            positive = np.concatenate([alpha[alpha > 0], beta[beta > 0], [1e-6]])
+            low = max(10.0 ** math.floor(math.log10(positive.min())), 1e-9)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            _sparse_log_ticks(ax.xaxis)
+            _sparse_log_ticks(ax.yaxis)
+            ax.set_xlim(low, 1.05)
+            ax.set_ylim(low, 1.05)
+            ax.set_title("log-log: the tails decide large-ε claims", fontsize=10)
+        else:
+            ax.set_xlim(-0.01, 1.01)
+            ax.set_ylim(-0.01, 1.01)
+            ax.set_aspect("equal")
+            ax.set_title(f"pair: {curve['pair']}", fontsize=10)
+    axes[0].legend(loc="upper right", fontsize=8, framealpha=0.9)
+    figure.suptitle(_title(report, "trade-off curve"), fontsize=11)
+    return figure
+
+
+# -- (b) ε(δ) ---------------------------------------------------------------------------------------
+def epsilon_figure(data: dict):
+    """Certified ε_lb(δ) against the claimed ε(δ) and the exact privacy profile, log δ."""
+    Figure = _matplotlib()
+    report = as_report(data)
+    curve = report["epsilon_curve"]
+    deltas, lower = _array(curve["deltas"]), _array(curve["lower_bounds"])
+    claimed, exact = _array(curve["claimed"]), _array(curve["exact"])
+    figure = Figure(figsize=(8.0, 5.4), dpi=_DPI)
+    figure.subplots_adjust(left=0.08, right=0.97, bottom=0.11, top=0.88)
+    ax = figure.subplots()
+    ax.plot(deltas, lower, "o-", color=_COLOURS["empirical"], markersize=3, linewidth=1.6,
+            label=f"{LABEL_CERTIFIED_EPSILON}, confidence {report['confidence']:g}")
+    finite = np.isfinite(claimed)
+    ax.plot(deltas[finite], claimed[finite], "--", color=_COLOURS["claimed"], linewidth=1.6,
+            label=f"{LABEL_CLAIMED} ε(δ) implied by the claim")
+    if exact is not None:
+        ax.plot(deltas, exact, "-", color=_COLOURS["exact"], linewidth=1.2, label=f"{LABEL_EXACT} ε(δ)")
+    ref_delta, ref_epsilon = float(report["reference_delta"]), float(report["reference_epsilon"])
+    if ref_delta > 0:
+        ax.plot([ref_delta], [ref_epsilon], "*", color=_COLOURS["claimed"], markersize=14,
+                label=f"claimed point (δ = {ref_delta:g}, ε = {ref_epsilon:.3g})")
+        headline = float(report["epsilon_lower_bound"])
+        ax.plot([ref_delta], [headline], "D", color=_COLOURS["empirical"], markersize=7,
+                markeredgecolor="black", label=f"{LABEL_HEADLINE} at δ = {ref_delta:g}: {headline:.3g}")
+    else:
+        ax.axhline(ref_epsilon, color=_COLOURS["claimed"], linewidth=0.8, linestyle=":",
+                   label=f"claimed pure ε = {ref_epsilon:.3g}")
+    above = lower > np.where(finite, claimed, np.inf)
+    if above.any():
+        ax.plot(deltas[above], lower[above], "o", color=_COLOURS["claimed"], markersize=7,
+                markerfacecolor="none", markeredgewidth=1.8,
+                label="certified ε above the claimed ε(δ): the claim is refuted")
+    if ref_delta > 0 and deltas.min() < ref_delta:
+        ax.axvspan(deltas.min() / 2, ref_delta, color="0.85", alpha=0.5, linewidth=0,
+                   label=f"δ < {ref_delta:g}: the claim allows any ε")
+    ax.set_xscale("log")
+    _sparse_log_ticks(ax.xaxis)
+    ax.set_xlim(deltas.min() / 2, min(1.0, deltas.max() * 2))
+    ax.set_xlabel("δ")
+    ax.set_ylabel("ε")
+    top = [v for v in (np.nanmax(lower), ref_epsilon,
+                       np.nanmax(exact) if exact is not None else None) if v is not None and math.isfinite(v)]
+    ax.set_ylim(0.0, 1.15 * max(top + [1e-3]))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax.set_title(_title(report, "privacy profile"), fontsize=11)
+    return figure
+
+
+# -- (c) accuracy -----------------------------------------------------------------------------------
+def accuracy_figure(data: dict):
+    """Error histogram against the exact noise density, with the claimed bound; ``None`` if the
+    report has no accuracy section."""
+    report = as_report(data)
+    accuracy = report.get("accuracy")
+    if not accuracy or not accuracy.get("histogram"):
+        return None
+    Figure = _matplotlib()
+    histogram = accuracy["histogram"]
+    edges, counts = _array(histogram["edges"]), _array(histogram["counts"])
+    widths = np.diff(edges)
+    density = counts / (float(accuracy["samples"]) * widths)
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    reference = data.get("noise_density") if "report" in data else None
+    variance = _number(histogram.get("claimed_variance"))
+    bound = _number(histogram.get("claimed_bound"))
+    figure = Figure(figsize=(11.5, 5.0), dpi=_DPI)
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.11, top=0.83, wspace=0.2)
+    axes = figure.subplots(1, 2)
+    for ax, log in zip(axes, (False, True)):
+        ax.stairs(density, edges, fill=True, color=_COLOURS["empirical"], alpha=0.35,
+                  label=f"{LABEL_HISTOGRAM}, {int(accuracy['samples']):,} draws")
+        if reference is not None:
+            ax.plot(_array(reference["x"]), _array(reference["density"]), "-", color=_COLOURS["exact"],
+                    linewidth=1.6, label=LABEL_DENSITY)
+        elif variance is not None and variance > 0:
+            gaussian = np.exp(-0.5 * centres ** 2 / variance) / math.sqrt(2 * math.pi * variance)
+            ax.plot(centres, gaussian, "-", color=_COLOURS["exact"], linewidth=1.6,
+                    label=f"{LABEL_GAUSSIAN} σ² = {variance:.4g}")
+        if bound is not None and math.isfinite(bound):
+            for sign in (-1, 1):
+                ax.axvline(sign * bound, color=_COLOURS["claimed"], linestyle="--", linewidth=1.4,
+                           label=f"claimed bound ±{bound:.4g}: P(|error| > bound) ≤ {accuracy['alpha']:g}"
+                           if sign > 0 else None)
+        ax.set_xlabel(f"error of output column {histogram['column']}  (output − true answer)")
+        ax.set_ylabel("density")
+        ax.grid(True, alpha=0.3)
+        if log:
+            ax.set_yscale("log")
+            _sparse_log_ticks(ax.yaxis)
+            positive = density[density > 0]
+            if positive.size:
+                ax.set_ylim(0.5 * positive.min(), 2.0 * positive.max())
+            ax.set_title("log density: the tails", fontsize=10)
+    column = next((c for c in accuracy.get("columns", []) if c.get("column") == histogram["column"]), None)
+    if column and column.get("exceedance"):
+        ci = column["exceedance"]
+        axes[0].set_title(f"P(|error| > bound) ∈ [{float(ci['low']):.4g}, {float(ci['high']):.4g}] "
+                          f"({column['exceedances']:,} exceedances)", fontsize=10)
+    peak = max([float(density.max())] + [float(line.get_ydata().max()) for line in axes[0].get_lines()
+                                          if len(line.get_ydata()) > 2])
+    axes[0].set_ylim(0.0, 1.4 * peak)  # headroom for the legend
+    axes[0].legend(loc="upper left", fontsize=8, framealpha=0.9)
+    figure.suptitle(f"{report['mechanism']}\naccuracy: verdict {accuracy['verdict']}", fontsize=11)
+    return figure
+
+
+# -- all of them ------------------------------------------------------------------------------------
+_KINDS = {"tradeoff": tradeoff_figure, "epsilon": epsilon_figure, "accuracy": accuracy_figure}
+
+
+def figure_stem(name: str) -> str:
+    """A file-name-safe version of an audit's name."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")
+    return stem or "audit"
+
+
+def figures(data: dict) -> dict:
+    """All figures of one report entry, by kind ("tradeoff", "epsilon", "accuracy")."""
+    drawn = {kind: draw(data) for kind, draw in _KINDS.items()}
+    return {kind: figure for kind, figure in drawn.items() if figure is not None}
+
+
+def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Path]:
+    """Draw and write ``<directory>/<stem>-<kind>.png`` atomically; returns the paths by kind."""
+    from .output import write_file
+
+    directory = Path(directory)
+    paths = {}
+    for kind, figure in figures(data).items():
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=_DPI)
+        path = directory / f"{figure_stem(stem)}-{kind}.png"
+        write_file(path, buffer.getvalue())
+        paths[kind] = path
+    return paths

@@ -1,0 +1,207 @@
+"""pytest plugin: keep a mechanism's privacy claim from regressing, in three lines.
+
+Installed as the ``pytest11`` entry point ``dpaudit`` (or load it with ``-p audit.testing``)::
+
+    def test_my_mechanism_keeps_its_claim(dp_audit):
+        dp_audit(MyMechanism(epsilon=1.0, delta=1e-5))
+
+:func:`assert_claim` (which the ``dp_audit`` fixture calls) runs :func:`audit.run_audit` and
+raises :class:`AssertionError` when a certified bound contradicts the claim; the message shows the
+claim, the certified ε/δ/μ lower bounds that contradict it and the neighbour pair that does.
+
+**False alarms.**  A mechanism that satisfies its claim is reported VIOLATED with probability at
+most 1 − ``confidence`` (5 % at the default 0.95) over the audit's randomness: every bound in the
+report holds simultaneously at that confidence (see :mod:`audit.selection`).  The bound is
+conservative, so the real rate is usually far lower, and since the default seed
+(:data:`DEFAULT_SEED`) is fixed, a given test either always passes or always fails: CI stays
+deterministic.  Raise ``confidence`` (e.g. 0.999) to make the guarantee stronger at the price of
+a slightly weaker audit.
+
+**Options.**  ``pytest --dp-audit-samples N`` overrides the sample count of every audit in the
+run (explicit ``samples=`` included), e.g. more samples in a nightly job.  The marker
+``@pytest.mark.dp_audit(samples=..., seed=..., confidence=...)`` sets the fixture's defaults for
+one test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pytest
+
+__all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAULT_SAMPLES", "DEFAULT_CONFIDENCE"]
+
+#: Seed of every audit unless given: the same code gives the same verdict on every CI run.
+DEFAULT_SEED = 20_260_501
+#: Draws per pair, side and phase: enough to refute a claim off by a few tenths of ε in seconds.
+DEFAULT_SAMPLES = 200_000
+#: Every certified bound holds with at least this probability; false alarms ≤ 1 − confidence.
+DEFAULT_CONFIDENCE = 0.95
+
+_OPTION = "--dp-audit-samples"
+#: Sample-count overrides of the pytest sessions in progress (a stack: pytester nests sessions).
+_SAMPLE_OVERRIDES: list[Optional[int]] = []
+
+
+def _sample_override() -> Optional[int]:
+    return _SAMPLE_OVERRIDES[-1] if _SAMPLE_OVERRIDES else None
+
+
+def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
+                 samples: Optional[int] = None, seed: Optional[int] = DEFAULT_SEED,
+                 confidence: float = DEFAULT_CONFIDENCE, accuracy: bool = False,
+                 n_jobs: int = 1, **audit_options: Any):
+    """Audit ``mechanism`` and fail with a readable message if its claim is refuted.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, size, rng) -> (size, k)`` (see :mod:`mechanisms.base`).
+    scenario : Scenario or sequence of pairs, optional
+        Default: :func:`scenarios.counting` with ``d = mechanism.d`` (1 if the mechanism has no
+        ``d``) and the claim's neighbour relation: its worst-case pairs.
+    claim : ApproxDP, PureDP or GaussianDP, optional
+        Default: ``mechanism.claim``.
+    samples : int, optional
+        Draws per pair, side and phase; default :data:`DEFAULT_SAMPLES`.  ``pytest
+        --dp-audit-samples N`` overrides it.
+    seed : int, optional
+        Default :data:`DEFAULT_SEED` (deterministic); ``None`` draws fresh entropy.
+    confidence : float
+        A mechanism meeting its claim fails with probability ≤ 1 − ``confidence``.
+    accuracy : bool
+        Also fail when the mechanism's declared accuracy claims are refuted.
+    n_jobs, **audit_options
+        Passed to :func:`audit.run_audit` (e.g. ``backend``).
+
+    Returns
+    -------
+    AuditReport
+        The report, when the claim is not refuted.
+
+    Raises
+    ------
+    AssertionError
+        When a certified bound contradicts the claim (or, with ``accuracy=True``, an accuracy claim).
+    """
+    from audit.report import Verdict
+
+    report = _run(mechanism, scenario, claim=claim, samples=samples, seed=seed, confidence=confidence,
+                  accuracy=accuracy, n_jobs=n_jobs, **audit_options)
+    failed_accuracy = accuracy and report.accuracy is not None and report.accuracy.verdict is Verdict.VIOLATED
+    if report.verdict is Verdict.VIOLATED or failed_accuracy:
+        raise AssertionError(failure_message(report, accuracy=failed_accuracy))
+    return report
+
+
+def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Optional[int] = None,
+         seed: Optional[int] = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
+         accuracy: bool = False, **audit_options: Any):
+    """:func:`audit.run_audit` with the plugin's defaults (scenario, samples, seed, no progress bar)."""
+    from audit import run_audit
+    from mechanisms.claims import as_relation
+
+    import scenarios
+
+    if claim is None:
+        claim = getattr(mechanism, "claim", None)
+    if scenario is None:
+        relation = as_relation(getattr(claim, "relation", "add-remove"))
+        scenario = scenarios.counting(int(getattr(mechanism, "d", 1)), relation=relation)
+    override = _sample_override()
+    samples = override if override is not None else (DEFAULT_SAMPLES if samples is None else samples)
+    audit_options.setdefault("progress", False)
+    return run_audit(mechanism, scenario, claim=claim, samples=samples, confidence=confidence,
+                     seed=seed, accuracy=accuracy, **audit_options)
+
+
+def failure_message(report: Any, *, accuracy: bool = False) -> str:
+    """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
+    from audit.report import Verdict
+
+    claim = report.claim
+    level = f"jointly with probability ≥ {report.confidence:g}"
+    lines = []
+    if report.verdict is Verdict.VIOLATED:
+        lines += [
+            f"privacy claim {claim} of {report.mechanism} is VIOLATED",
+            f"  certified ε ≥ {report.epsilon_lower_bound:.4g} at δ = {report.reference_delta:g} "
+            f"(claimed ε = {report.reference_epsilon:.4g})",
+            f"  certified δ ≥ {report.delta_lower_bound:.4g} at ε = {report.reference_epsilon:.4g} "
+            f"(claimed δ = {report.reference_delta:g})",
+            f"  certified μ ≥ {report.mu_lower_bound:.4g}"
+            + (f" (claimed μ = {claim.mu:g})" if hasattr(claim, "mu") else ""),
+            f"  worst pair: {report.worst_pair!r}",
+        ]
+        lines += [f"  {violation.message}" for violation in report.violations[:3]]
+        if report.exact_epsilon is not None:
+            lines.append(f"  exact ε at δ = {report.reference_delta:g}: {report.exact_epsilon:.4g}")
+    if accuracy:
+        lines.append(f"accuracy claims of {report.mechanism} are VIOLATED")
+        lines += [f"  {violation}" for violation in report.accuracy.violations[:3]]
+    lines.append(f"  (bounds hold {level}; {report.samples:,} samples per pair, side and phase; "
+                 f"seed {report.seed})")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class DPAudit:
+    """The ``dp_audit`` fixture: :func:`assert_claim` with this test's defaults.
+
+    ``dp_audit(mechanism, scenario=None, **options)`` asserts; ``dp_audit.run(...)`` returns the
+    report without asserting (for tests about the bounds themselves).
+    """
+
+    defaults: dict = field(default_factory=dict)
+
+    def __call__(self, mechanism: Any, scenario: Any = None, **options: Any):
+        return assert_claim(mechanism, scenario, **{**self.defaults, **options})
+
+    def run(self, mechanism: Any, scenario: Any = None, **options: Any):
+        return _run(mechanism, scenario, **{**self.defaults, **options})
+
+
+# -- pytest hooks --------------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dpaudit", "differential-privacy claim audits")
+    group.addoption(_OPTION, dest="dp_audit_samples", type=_positive_int, default=None, metavar="N",
+                    help="samples per pair, side and phase of every dpaudit assert_claim / dp_audit "
+                         "audit in this run (overrides the tests' own values)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "dp_audit(samples=None, seed=None, confidence=None, **options): defaults of the "
+                   "dp_audit fixture for this test")
+    _SAMPLE_OVERRIDES.append(config.getoption("dp_audit_samples", default=None))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SAMPLE_OVERRIDES:
+        _SAMPLE_OVERRIDES.pop()
+
+
+@pytest.fixture
+def dp_audit(request: pytest.FixtureRequest) -> DPAudit:
+    """Audit a mechanism's claim: ``dp_audit(mechanism)`` fails the test if it is refuted."""
+    defaults: dict = {}
+    marker = request.node.get_closest_marker("dp_audit")
+    if marker is not None:
+        if marker.args:
+            raise TypeError("@pytest.mark.dp_audit takes keyword arguments only "
+                            f"(samples=, seed=, confidence=, ...), got {marker.args!r}")
+        defaults = {key: value for key, value in marker.kwargs.items() if value is not None}
+    return DPAudit(defaults)
