@@ -13,10 +13,12 @@ Each chunk is validated: shape ``(size, k)``, float64 dtype, finite values.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -33,6 +35,7 @@ __all__ = [
     "AuditJob",
     "run_chunk",
     "chunk_plan",
+    "single_threaded_blas",
 ]
 
 #: The bit generator of every chunk.  SFC64 is the fastest of numpy's generators here and passes
@@ -42,6 +45,10 @@ BIT_GENERATOR = np.random.SFC64
 
 #: Elements (samples × output dimension) drawn per chunk: 8 MiB of float64.
 CHUNK_ELEMENTS = 1 << 20
+#: Values binned at a time by :meth:`Binning.counts` (512 KiB of float64: fits in L2).
+COUNT_BLOCK = 1 << 16
+_TWO_52 = float(1 << 52)
+_TWO_52_BITS = int(np.float64(_TWO_52).view(np.int64))
 
 
 class Phase(IntEnum):
@@ -121,13 +128,47 @@ class Binning:
     bins: int
 
     def index(self, values: np.ndarray) -> np.ndarray:
-        scaled = (values - self.lo) / self.width
+        """Bin index of each value: ⌊(v − lo)/width⌋ + 1 clipped to [0, bins + 1]."""
+        scaled = np.subtract(values, self.lo, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            self._scale(scaled)
+        return scaled.astype(np.int64)
+
+    def _scale(self, scaled: np.ndarray) -> None:
+        """In place: v − lo ↦ clip(⌊(v − lo)/width⌋, −1, bins) + 1, the bin index as a float."""
+        np.divide(scaled, self.width, out=scaled)
         np.floor(scaled, out=scaled)
         np.clip(scaled, -1.0, float(self.bins), out=scaled)
-        return scaled.astype(np.int64) + 1
+        scaled += 1.0  # exact: an integer of magnitude ≤ bins + 1
 
     def counts(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.index(values), minlength=self.bins + 2)
+        """Histogram of ``values`` over the bins (length bins + 2), exactly ``bincount(index)``.
+
+        The values are binned ``COUNT_BLOCK`` at a time through two small buffers reused for every
+        block, so the temporaries stay in cache and no chunk-sized array is allocated: on this
+        hot path fresh chunk-sized temporaries cost more (page faults, memory traffic) than the
+        arithmetic.  The bin of a value is the same as :meth:`index` computes.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        total = np.zeros(self.bins + 2, dtype=np.int64)
+        with np.errstate(over="ignore"):  # |v| / width → ∞ is clipped like any large value
+            self._count_blocks(values, total)
+        return total
+
+    def _count_blocks(self, values: np.ndarray, total: np.ndarray) -> None:
+        block = max(1, min(COUNT_BLOCK, values.shape[0]))
+        buffer = np.empty(block, dtype=np.float64)
+        for start in range(0, values.shape[0], block):
+            part = values[start:start + block]
+            scaled = buffer[:part.shape[0]]
+            np.subtract(part, self.lo, out=scaled)
+            self._scale(scaled)
+            # Float → int without numpy's slow conversion loop: for an integer 0 ≤ m < 2^52 the
+            # float 2^52 + m has the bit pattern of 2^52 plus m.
+            scaled += _TWO_52
+            index = scaled.view(np.int64)
+            index -= _TWO_52_BITS
+            total += np.bincount(index, minlength=self.bins + 2)
 
     def edge(self, j: int) -> float:
         """Value of the lower edge of bin index j (bin j covers [edge(j), edge(j+1)))."""
@@ -174,7 +215,20 @@ class AuditJob:
 
 
 def run_chunk(job: AuditJob, task: ChunkTask):
-    """Draw one chunk and reduce it to the sufficient statistic of its phase."""
+    """Draw one chunk and reduce it to the sufficient statistic of its phase.
+
+    Vector outputs go through BLAS (the scatter matrix, the projection on the discriminant) and
+    OpenBLAS's results depend on its thread count, which differs between the main process and
+    joblib's workers; so such chunks run with BLAS pinned to one thread (see
+    :func:`single_threaded_blas`), which makes them bit-identical wherever they run.
+    """
+    if job.output_dim > 1:
+        with single_threaded_blas():
+            return _run_chunk(job, task)
+    return _run_chunk(job, task)
+
+
+def _run_chunk(job: AuditJob, task: ChunkTask):
     rng = chunk_rng(job.entropy, task.pair, task.side, task.phase, task.chunk)
     outputs = draw_outputs(job.mechanism, job.datasets[task.pair][task.side], task.size, rng,
                            job.where(task), job.name, job.output_dim)
@@ -189,6 +243,32 @@ def run_chunk(job: AuditJob, task: ChunkTask):
         raise MechanismError(
             f"mechanism {job.name!r}: outputs too large for the test statistic ({job.where(task)})")
     return job.binnings[task.pair].counts(values)
+
+
+_BLAS_LOCK = threading.Lock()
+_BLAS_CONTROLLER: list = []
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the body with BLAS limited to one thread, one body at a time in this process.
+
+    OpenBLAS splits a product differently for different thread counts, and the sums differ in
+    the last bits (measured: ``x.T @ x`` and ``x @ w`` for x of shape (10381, 101) differ between
+    1 and 2 threads).  The main process runs BLAS with every core, joblib's workers with fewer, so
+    without this the discriminant of a vector-output audit changed with ``n_jobs``.  One thread
+    is also the fast choice here: chunks are already parallel, and on a busy 2-core machine a
+    2-thread (101 × 101) scatter product was measured 10–25× slower than a 1-thread one.  The
+    thread limit is process-wide, hence the lock (it serialises such chunks under joblib's
+    ``threading`` backend).
+    """
+    with _BLAS_LOCK:
+        if not _BLAS_CONTROLLER:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER.append(ThreadpoolController())
+        with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
+            yield
 
 
 def combine_moments(parts) -> tuple[int, np.ndarray, np.ndarray]:

@@ -12,9 +12,9 @@ report prints is a function of the certified points, and a point is valid when i
 Clopper–Pearson bounds hold.  The events to certify are fixed by the selection samples, which are
 independent of the certification samples, so the union bound applies to the bounds actually used:
 
-* the *headline* family gets 0.8γ, shared equally by its slots (ε at the claim's δ and δ at the
-  claim's ε for (ε, δ) and pure claims; μ for GDP claims), each slot being the single best event
-  over all pairs, two bounds per slot;
+* the *headline* family gets 0.8γ, shared equally by its slots (ε at the claim's δ, δ at the
+  claim's ε and μ for (ε, δ) and pure claims; μ for GDP claims), each slot being the single best
+  event over all pairs, two bounds per slot;
 * the *curve* family gets 0.2γ, shared equally by, for every pair: one event per δ of the ε(δ) grid,
   one for δ at the claim's ε, one for μ (two bounds each) and the trade-off band (four bounds per
   point: α_lo, α_hi, β_lo, β_hi).
@@ -125,11 +125,26 @@ class CertifiedEvent:
         }
 
 
+#: Selection evaluates exact Clopper–Pearson bounds at the smallest and largest distinct counts and
+#: at log-spaced ranks in between, interpolating the rest (the bounds are smooth and monotone in k).
+#: This only affects which events are *chosen*; certification always uses exact bounds.
+_EXACT_ENDS = 256
+_GRID = 2048
+
+
 def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
-    """(α_hi, β_hi) for arrays of counts, computing each distinct count's bound once."""
+    """(α_hi, β_hi) for arrays of counts, for choosing events (:func:`certify` is exact)."""
     values, inverse = np.unique(np.concatenate([count_a.ravel(), count_b.ravel()]), return_inverse=True)
-    upper = cp_upper(values, n, level)
-    lower = cp_lower(values, n, level)
+    size = values.size
+    if size > 2 * _EXACT_ENDS + 2 * _GRID:
+        spaced = np.geomspace(_EXACT_ENDS, size, _GRID).astype(np.int64)
+        ranks = np.unique(np.concatenate([np.arange(_EXACT_ENDS), size - 1 - np.arange(_EXACT_ENDS),
+                                          spaced - 1, size - spaced]))
+        grid = values[ranks]
+        upper = np.interp(values, grid, cp_upper(grid, n, level))
+        lower = np.interp(values, grid, cp_lower(grid, n, level))
+    else:
+        upper, lower = cp_upper(values, n, level), cp_lower(values, n, level)
     split = count_a.size
     alpha_hi = upper[inverse[split:]].reshape(count_b.shape)
     beta_hi = 1.0 - lower[inverse[:split]].reshape(count_a.shape)
@@ -151,7 +166,7 @@ def headline_slots(claim) -> tuple[str, ...]:
     """The claim-specific quantities of the headline family."""
     if hasattr(claim, "mu"):
         return ("mu",)
-    return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}")
+    return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}", "mu")
 
 
 def select_events(selection: list[PairCounts], claim, budget: Budget) -> list[Event]:
