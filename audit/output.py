@@ -50,19 +50,9 @@ class ReportFileError(ValueError):
 
 
 def write_file(path: "str | Path", data: bytes) -> Path:
-    """Write atomically (:func:`audit.checkpoint.write_atomic`), readable as a normal file.
-
-    ``write_atomic`` goes through ``mkstemp``, which creates files private to the owner (0600);
-    a report is meant to be shared, so it gets the permissions ``open()`` would give (0666
-    minus the umask).
-    """
-    import os
-
+    """Write atomically (:func:`audit.checkpoint.write_atomic`) and return the path."""
     path = Path(path)
     write_atomic(path, data)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
     return path
 
 

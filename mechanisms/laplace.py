@@ -162,6 +162,11 @@ class LaplaceMechanism(FrozenParameters, ReferenceMechanism):
                         np.where(alpha <= 0.5, middle, last))
 
     # -- accuracy ---------------------------------------------------------------------------------
+    def noise_pdf(self, x) -> np.ndarray:
+        """Density e^{−|x|/b}/(2b) of each query's noise (used by the accuracy figure)."""
+        x = np.asarray(x, dtype=np.float64)
+        return np.exp(-np.abs(x) / self.scale) / (2.0 * self.scale)
+
     def noise_variance(self) -> np.ndarray:
         """2b² per column."""
         return np.full(self.d, 2.0 * self.scale**2)
