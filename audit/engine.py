@@ -45,7 +45,7 @@ from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
                        chunk_size_for, combine_moments, draw_outputs, chunk_rng, lda_statistic, run_chunk)
-from .selection import (ALPHA_TARGETS, DELTA_GRID, Budget, PairCounts, certify, headline_slots,
+from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
                         select_events)
 
 __all__ = ["run_audit", "ENGINE_VERSION"]

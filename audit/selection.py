@@ -151,7 +151,7 @@ def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
     return alpha_hi, beta_hi
 
 
-def _scores(slot: str, alpha_hi, beta_hi, claim) -> np.ndarray:
+def _scores(slot: str, alpha_hi, beta_hi) -> np.ndarray:
     kind, _, value = slot.partition("@")
     if kind == "epsilon":
         return epsilon_lower_bound(alpha_hi, beta_hi, float(value))
@@ -178,7 +178,7 @@ def select_events(selection: list[PairCounts], claim, budget: Budget) -> list[Ev
     for slot in budget.headline_slots:
         best = None
         for pair, (alpha_hi, beta_hi) in enumerate(headline_points):
-            scores = _scores(slot, alpha_hi, beta_hi, claim)
+            scores = _scores(slot, alpha_hi, beta_hi)
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
             if best is None or scores[o, j] > best[0]:
                 best = (scores[o, j], pair, int(o), int(j) + 1)
@@ -188,7 +188,7 @@ def select_events(selection: list[PairCounts], claim, budget: Budget) -> list[Ev
     for pair, ((count_a, count_b), counts) in enumerate(zip(tails, selection)):
         alpha_hi, beta_hi = _points(count_a, count_b, counts.n, budget.curve_level)
         for slot in slots:
-            scores = _scores(slot, alpha_hi, beta_hi, claim)
+            scores = _scores(slot, alpha_hi, beta_hi)
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
             events.append(Event(pair, int(o), int(j) + 1, "curve", slot, budget.curve_level))
         mu_scores = mu_lower_bound(alpha_hi, beta_hi)

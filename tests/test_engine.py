@@ -6,7 +6,6 @@ seeded single audit that is wrongly VIOLATED would be a ≤ 5% event, and repeat
 with a binomial quantile.
 """
 
-import math
 
 import numpy as np
 import pytest
