@@ -40,7 +40,7 @@ from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state, save_state
-from .executor import batched, check_backend, check_n_jobs, make_executor
+from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
@@ -304,13 +304,16 @@ class _PhaseRunner:
         self.bar.update(int(done.sum()))
         tasks = [ChunkTask(p, s, phase, c, size) for p in range(pairs) for s in (0, 1)
                  for c, size in enumerate(plan) if not done[p, s, c]]
-        for batch in batched(tasks, self.executor.batch_size):
-            results = list(self.executor.map(run_chunk, [(self.job, task) for task in batch]))
-            for task, result in zip(batch, results):
-                fold(task, result)
-                done[task.pair, task.side, task.chunk] = True
-                self.bar.update(1)
-            self._save()
+        # One ordered stream per phase (no barrier between batches, so workers never wait for a
+        # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
+        results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
+        for count, (task, result) in enumerate(zip(tasks, results), start=1):
+            fold(task, result)
+            done[task.pair, task.side, task.chunk] = True
+            self.bar.update(1)
+            if count % self.executor.batch_size == 0:
+                self._save()
+        self._save()
 
     def direction(self) -> tuple[LinearStatistic, ...]:
         plan, k = self.plans[Phase.DIRECTION], self.job.output_dim

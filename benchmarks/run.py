@@ -47,9 +47,9 @@ class Config:
 
 
 FULL = Config(bit_generator_draws=1 << 25, bit_generator_reps=5,
-              throughput_samples={"gaussian": 10_000_000, "lebeda": 100_000,
-                                  "truncated-laplace": 10_000_000},
-              throughput_reps=3, speedup_samples=10_000_000, speedup_reps=3)
+              throughput_samples={"gaussian": 100_000_000, "lebeda": 100_000,
+                                  "truncated-laplace": 100_000_000},
+              throughput_reps=3, speedup_samples=100_000_000, speedup_reps=3)
 QUICK = Config(bit_generator_draws=1 << 22, bit_generator_reps=2,
                throughput_samples={"gaussian": 1_000_000, "lebeda": 5_000, "truncated-laplace": 1_000_000},
                throughput_reps=1, speedup_samples=1_000_000, speedup_reps=1,
