@@ -30,13 +30,13 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from mechanisms._validation import check_int, check_open_unit
+from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
 
-from .executor import batched, check_backend, check_n_jobs, make_executor
+from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import ConfidenceInterval, cp_interval, cp_lower
 from .report import Verdict, jsonable
-from .sampling import Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs
+from .sampling import Binning, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs
 
 __all__ = ["run_accuracy_audit", "AccuracyReport", "ColumnAccuracy"]
 
@@ -112,10 +112,13 @@ def _accuracy_chunk(job: _AccuracyJob, chunk: int, size: int):
                            job.name, job.truth.shape[0])
     errors = outputs - job.truth
     absolute = np.abs(errors)
+    squares = errors * errors  # products, not powers: np.power is ~80x slower here
+    edges = job.histogram_edges
+    binning = Binning(float(edges[0]), float(edges[1] - edges[0]), edges.size - 1)
     result = {
-        "sums": np.stack([errors.sum(0), (errors ** 2).sum(0), (errors ** 3).sum(0), (errors ** 4).sum(0)]),
+        "sums": np.stack([errors.sum(0), squares.sum(0), (squares * errors).sum(0), (squares * squares).sum(0)]),
         "max": absolute.max(axis=0),
-        "histogram": np.histogram(errors[:, job.query_columns[0]], bins=job.histogram_edges)[0],
+        "histogram": binning.counts(errors[:, job.query_columns[0]])[1:-1],  # drop under/overflow
     }
     if job.bound_1 is not None:
         result["exceed"] = (absolute > job.bound_1).sum(axis=0)
@@ -142,10 +145,9 @@ def run_accuracy_audit(mechanism: Any, dataset: Any, *, alpha: float = 0.05, sam
     samples = check_int("samples", samples, minimum=2)
     confidence = check_open_unit("confidence", confidence)
     n_jobs, backend = check_n_jobs(n_jobs), check_backend(backend)
+    seed = check_seed(seed)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)
-    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer or None, got {seed!r}")
     truth = _truth(mechanism, dataset, true_answer, name)
     k = truth.shape[0]
     query_columns = np.array(getattr(mechanism, "query_columns", range(k)), dtype=np.int64)
@@ -171,14 +173,14 @@ def run_accuracy_audit(mechanism: Any, dataset: Any, *, alpha: float = 0.05, sam
     totals: dict[str, Any] = {}
     with make_executor(backend, n_jobs, **backend_options) as executor, \
             tqdm(total=len(plan), disable=not progress, desc=f"accuracy {name}", unit="chunk") as bar:
-        for batch in batched(list(enumerate(plan)), executor.batch_size):
-            for result in list(executor.map(_accuracy_chunk, [(job, c, s) for c, s in batch])):
-                for key, value in result.items():
-                    if key == "max":
-                        totals[key] = np.maximum(totals[key], value) if key in totals else value
-                    else:
-                        totals[key] = totals[key] + value if key in totals else value
-                bar.update(1)
+        # One ordered stream: results are folded in chunk order whatever worker ran them.
+        for result in executor.map(_accuracy_chunk, [(job, c, s) for c, s in enumerate(plan)]):
+            for key, value in result.items():
+                if key == "max":
+                    totals[key] = np.maximum(totals[key], value) if key in totals else value
+                else:
+                    totals[key] = totals[key] + value if key in totals else value
+            bar.update(1)
     return _report(name, alpha, samples, confidence, seed, totals, job, claimed_var, worst, started,
                    {"n_jobs": n_jobs, "backend": backend})
 

@@ -34,7 +34,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from mechanisms._validation import check_int, check_open_unit
+from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
 from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 
@@ -183,17 +183,14 @@ def _resolve_scenario(scenario, claim):
 
 
 def _resolve_seed(seed, checkpoint) -> int:
-    if seed is None:
-        if checkpoint is not None:
-            state = load_state(checkpoint)
-            if state is not None and "entropy" in state[0]:
-                return int(state[0]["entropy"])
-        return int(np.random.SeedSequence().entropy)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"`seed` must be a non-negative integer or None, got {seed!r}")
-    if seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer or None, got {seed!r}")
-    return int(seed)
+    seed = check_seed(seed)
+    if seed is not None:
+        return seed
+    if checkpoint is not None:
+        state = load_state(checkpoint)
+        if state is not None and "entropy" in state[0]:
+            return int(state[0]["entropy"])
+    return int(np.random.SeedSequence().entropy)
 
 
 def _check_enough_samples(samples, budget, claim, confidence):

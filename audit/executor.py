@@ -7,15 +7,11 @@ reduction (including floating-point sums) is the same for any number of workers 
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from joblib import Parallel, delayed
 
 __all__ = ["ChunkExecutor", "make_executor", "check_backend"]
-
-#: Backends run by joblib (any registered joblib backend name is accepted too).
-JOBLIB_BACKENDS = ("loky", "threading", "multiprocessing", "sequential")
-
 
 def check_backend(backend: Any) -> str:
     if not isinstance(backend, str) or not backend:
@@ -32,7 +28,7 @@ def check_n_jobs(n_jobs: Any) -> int:
 
 
 class ChunkExecutor:
-    """Maps a function over tasks with joblib, yielding results in task order, batch by batch."""
+    """Maps a function over tasks with joblib, yielding results in task order as they stream in."""
 
     def __init__(self, backend: str = "loky", n_jobs: int = 1):
         self.backend = check_backend(backend)
@@ -51,7 +47,7 @@ class ChunkExecutor:
 
     @property
     def batch_size(self) -> int:
-        """Chunks handed out between two checkpoints."""
+        """Results between two checkpoints of the engine."""
         workers = self.n_jobs if self.n_jobs > 0 else 2
         return max(8, 4 * workers)
 
@@ -72,8 +68,3 @@ def make_executor(backend: str, n_jobs: int, **options) -> ChunkExecutor:
         raise TypeError(f"backend {backend!r} takes no options, got {sorted(options)}; "
                         "options such as `scheduler` belong to backend='dask'")
     return ChunkExecutor(backend=backend, n_jobs=n_jobs)
-
-
-def batched(items: Sequence, size: int) -> Iterable[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]

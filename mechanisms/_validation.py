@@ -15,10 +15,10 @@ import numpy as np
 
 __all__ = [
     "check_finite_positive",
-    "check_nonnegative",
     "check_open_unit",
     "check_int",
     "check_choice",
+    "check_seed",
     "check_dataset",
     "check_size",
 ]
@@ -45,14 +45,6 @@ def check_finite_positive(name: str, value: Any) -> float:
     return value
 
 
-def check_nonnegative(name: str, value: Any) -> float:
-    """Return ``value`` as a float if it is finite and >= 0."""
-    value = _real(name, value)
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"`{name}` must be a finite number >= 0, got {value!r}")
-    return value
-
-
 def check_open_unit(name: str, value: Any) -> float:
     """Return ``value`` as a float if it lies in the open interval (0, 1)."""
     value = _real(name, value)
@@ -69,6 +61,17 @@ def check_int(name: str, value: Any, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+def check_seed(seed: Any) -> "int | None":
+    """A seed is ``None`` (fresh entropy) or a non-negative integer."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"`seed` must be a non-negative integer or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:

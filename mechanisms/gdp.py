@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 __all__ = ["gdp_tradeoff", "gdp_delta", "gdp_epsilon"]
 
@@ -32,8 +32,8 @@ def gdp_delta(epsilon, mu: float) -> np.ndarray:
     (down to ~1e-300) keep full relative precision.
     """
     epsilon = np.asarray(epsilon, dtype=np.float64)
-    if np.any(epsilon < 0):
-        raise ValueError(f"`epsilon` must be >= 0, got {float(epsilon[epsilon < 0].ravel()[0])!r}")
+    if not np.all(epsilon >= 0):  # also rejects NaN
+        raise ValueError(f"`epsilon` must be >= 0, got {float(epsilon[~(epsilon >= 0)].ravel()[0])!r}")
     if mu == 0:
         return np.zeros_like(epsilon)
     a = -epsilon / mu + mu / 2.0
@@ -64,8 +64,3 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     while excess(upper) > 0:  # the bracket is provably enough; guard against rounding
         upper *= 2.0
     return optimize.brentq(excess, 0.0, upper, xtol=1e-14, rtol=1e-15, maxiter=500)
-
-
-def gdp_mu_from_points(alpha, beta) -> np.ndarray:
-    """μ implied by a trade-off point: Φ⁻¹(1 − α) − Φ⁻¹(β) (Nasr et al. 2023)."""
-    return stats.norm.isf(np.asarray(alpha, float)) - stats.norm.ppf(np.asarray(beta, float))
