@@ -66,8 +66,11 @@ def test_quick_benchmark_runs_and_writes_its_files(tmp_path):
     assert {row["case"] for row in results["throughput"]} == {"gaussian", "lebeda", "truncated-laplace"}
     assert results["speedup"]["identical_reports"]
     for row in results["tightness"]:
-        # Every certified bound is a valid lower bound of the exact value, and the ideal-threshold
-        # limit is not exceeded by much (the engine cannot beat the ideal test systematically).
+        # Every certified bound is a valid lower bound of the exact value.  Nothing is asserted
+        # against row["limit"]: it is the ideal single threshold's bound at the *expected* counts,
+        # and one seeded audit can exceed it by chance (ε at δ = 1e-5 rests on a few tail counts;
+        # --quick's gaussian row at 1e5 samples certifies ε_lb ≈ 0.64 against a limit of 0.56),
+        # by an amount this smoke test has no derived bound for.
         assert row["verdict"] == "NOT_REFUTED"
         assert 0.0 <= row["epsilon_lb"] <= row["exact_epsilon"]
         assert row["peak_rss_tree_mb"] > 0

@@ -5,6 +5,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from scipy import optimize
 
 from mechanisms.calibration import (
     CALIBRATIONS,
@@ -49,7 +50,19 @@ def test_analytic_matches_dp_accounting(epsilon, delta):
 def test_analytic_is_exact(epsilon, delta):
     # Balle & Wang 2018, Theorem 8: the analytic σ makes δ_{Δ/σ}(ε) equal to δ.
     sigma = analytic_sigma(epsilon, delta, sensitivity=2.0)
-    assert float(gdp_delta(epsilon, 2.0 / sigma)) == pytest.approx(delta, rel=1e-8)
+    # Tolerance from conditioning: a relative error η in σ moves δ by κ·η relative, with
+    # κ = |d ln δ / d ln σ| (central difference; κ ≈ 0.01 at δ = 0.999, up to ≈ 543 at
+    # δ = 1e-100).  Budget η = 1e-10: brentq solves for √u to rtol 1e-15 and the measured σ
+    # error against a 60-digit mpmath root is ≤ 1.2e-11; the rest of the budget covers
+    # gdp_delta's own rounding, which is largest at ε = 1e-3, δ = 1e-100 (≈ 3e-8 relative,
+    # from the cancellation in 1 − e^ε Φ(b)/Φ(a), i.e. 0.6·κ·1e-10).  abs=0: the default
+    # abs=1e-12 would make the δ = 1e-20 and 1e-100 cases pass for any σ.
+    h = 1e-6
+    log_up = math.log(float(gdp_delta(epsilon, 2.0 / (sigma * (1 + h)))))
+    log_down = math.log(float(gdp_delta(epsilon, 2.0 / (sigma * (1 - h)))))
+    kappa = abs(log_up - log_down) / (math.log1p(h) - math.log1p(-h))
+    assert kappa <= 550  # so the tolerance is never looser than 5.5e-8 relative
+    assert float(gdp_delta(epsilon, 2.0 / sigma)) == pytest.approx(delta, rel=1e-10 * kappa, abs=0)
 
 
 def test_closed_form_calibrations():
@@ -89,12 +102,15 @@ def test_classical_true_epsilon(claimed, exact):
     ],
 )
 def test_validity_thresholds(calibration, delta, breaks_at):
-    def holds(epsilon):
+    def excess(epsilon):  # exact ε(δ) − claimed ε: ≤ 0 while the calibration holds
         mu = 1.0 / calibrate_sigma(calibration, epsilon, delta)
-        return gdp_epsilon(delta, mu) <= epsilon
+        return gdp_epsilon(delta, mu) - epsilon
 
-    assert holds(breaks_at - 0.01)
-    assert not holds(breaks_at + 0.01)
+    # Holds below the threshold and breaks above it; the crossing, found by Brent's method, must
+    # round to the 2-decimal reference, i.e. lie within 5e-3 of it.
+    assert excess(breaks_at - 0.5) < 0 < excess(breaks_at + 0.5)
+    threshold = optimize.brentq(excess, breaks_at - 0.5, breaks_at + 0.5, xtol=1e-12)
+    assert threshold == pytest.approx(breaks_at, abs=5e-3)
 
 
 @pytest.mark.parametrize("calibration", CALIBRATIONS)

@@ -254,10 +254,10 @@ def test_error_bound_single_query_closed_form(alpha, c):
 
 def test_error_bound_lemma36_references():
     # GT §4: σ = 2, α = 0.05: 3.91993 (k = 1) and 5.59925 (k = 10, exact).  Lemma 3.6 with d = 16,
-    # μ = 1 has σ² = d/(4μ²) = 4.  References are given to 5 decimals.
+    # μ = 1 has σ² = d/(4μ²) = 4.  References are given to 5 decimals: half a unit, 5e-6.
     mech = CorrelatedGaussianMechanism(1.0, 16, n_known=0)
-    assert mech.error_bound(0.05) == pytest.approx(3.91993, abs=6e-6)
-    assert mech.error_bound(0.05, k=10) == pytest.approx(5.59925, abs=6e-6)
+    assert mech.error_bound(0.05) == pytest.approx(3.91993, abs=5e-6)
+    assert mech.error_bound(0.05, k=10) == pytest.approx(5.59925, abs=5e-6)
 
 
 def coverage_by_quad(t: float, a: float, b: float, k: int) -> float:

@@ -182,8 +182,11 @@ def test_error_bound_is_exact(k, alpha):
     # P(max of k |N(0, σ²)| ≤ a) = (2Φ(a/σ) − 1)^k must equal 1 − α; also the erfinv form.
     sigma = 1.3
     a = GaussianMechanism(sigma=sigma).error_bound(alpha, k=k)
-    coverage = math.exp(k * math.log1p(-2 * special.ndtr(-a / sigma)))
-    assert 1 - coverage == pytest.approx(alpha, rel=1e-9)
+    # The deficit 1 − coverage is computed as −expm1(k·log1p(−2Φ(−a/σ))) so that α = 1e-12 is
+    # not lost to cancellation in 1 − coverage; abs=0 because pytest.approx's default abs=1e-12
+    # would make the α = 1e-12 case pass for any a.
+    deficit = -math.expm1(k * math.log1p(-2 * special.ndtr(-a / sigma)))
+    assert deficit == pytest.approx(alpha, rel=1e-9, abs=0)
     if alpha >= 1e-3:  # erfinv((1−α)^{1/k}) loses precision when (1−α)^{1/k} ≈ 1
         assert a == pytest.approx(sigma * math.sqrt(2) * special.erfinv((1 - alpha) ** (1 / k)), rel=1e-9)
 

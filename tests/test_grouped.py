@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from mechanisms import CorrelatedGaussianMechanism, GaussianDP, GroupedCorrelatedGaussianMechanism
 
@@ -245,8 +245,18 @@ def test_error_bound_over_all_groups_by_monte_carlo():
         t = mech.error_bound(alpha, k)
         assert abs(np.mean(np.max(np.abs(noise[:, :k]), axis=1) > t) - alpha) <= tol
     # Spreading k = 3 counts over three groups needs a larger bound than keeping them in one.
+    # The groups' noises are independent (block-diagonal covariance), each count N(0, a + b), so
+    # the exact exceedance of the one-group bound t is p = 1 − (1 − 2Φ(−t/sd))³ (≈ 0.05215).
+    # That p > α is checked exactly; the Monte Carlo frequency must then match p within 5
+    # binomial standard errors √(p(1−p)/n) (p − α ≈ 2.1e-3 is only ~5 SE, too close to test
+    # "frequency > α + 5 SE" reliably).
+    t = mech.error_bound(alpha, 3)
+    sd = math.sqrt(mech.noise_variance()[0])
+    p = -math.expm1(3 * math.log1p(-2 * special.ndtr(-t / sd)))
+    assert p - alpha > 1e-3
     spread = noise[:, [0, d, 2 * d]]
-    assert np.mean(np.max(np.abs(spread), axis=1) > mech.error_bound(alpha, 3)) > alpha + tol
+    observed = np.mean(np.max(np.abs(spread), axis=1) > t)
+    assert abs(observed - p) <= 5 * math.sqrt(p * (1 - p) / n)
 
 
 # -- bad input ------------------------------------------------------------------------------------
