@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--confidence", type=_confidence, help="joint confidence of each audit's "
                      "bounds (overrides the files'; default 0.95)")
     run.add_argument("--seed", type=_seed, help="seed of every audit (overrides the files')")
+    run.add_argument("--statistic", choices=("auto", "linear", "categorical", "binned", "classifier"),
+                     help="test statistic of every audit (overrides the files' [audit] statistic; "
+                          "default auto)")
     run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
     run.add_argument("--backend", default="loky", help="loky, threading, multiprocessing, "
@@ -213,7 +216,8 @@ def _run(args: argparse.Namespace) -> int:
     specs = _load_specs(files)
     backend_options = {} if args.scheduler is None else {"scheduler": args.scheduler}
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
-                "confidence": args.confidence, "seed": args.seed, "jobs": args.jobs,
+                "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
+                "jobs": args.jobs,
                 "backend": args.backend, "resume": args.resume}
     out, debug = args.out, getattr(args, "debug", False)
     plots = not args.no_plots
@@ -232,7 +236,7 @@ def _run(args: argparse.Namespace) -> int:
                 samples=args.samples or spec.samples, confidence=args.confidence or spec.confidence,
                 seed=spec.seed if args.seed is None else args.seed, n_jobs=args.jobs,
                 backend=args.backend, progress=not args.no_progress, checkpoint=checkpoint,
-                **backend_options)
+                statistic=args.statistic or spec.statistic, **backend_options)
         except CheckpointError as exc:
             raise UsageError(f"{exc} (or run without --resume)") from exc
         except (ValueError, TypeError, MechanismError, ImportError) as exc:

@@ -3,8 +3,10 @@
 For every distinct neighbour pair (D, D') of the scenario (a pair and its exact reverse are one
 pair: both directions are always audited) the engine runs four phases, each on fresh samples:
 
-1. *direction* (vector outputs only): Fisher's discriminant w = Σ⁻¹(m' − m) from at most
-   ``DIRECTION_SAMPLES`` draws per side; the test statistic is T = ⟨w, M(·)⟩ (T = M(·) in 1-D);
+1. *training*: the test statistic T is learned (:mod:`audit.statistics`): Fisher's discriminant
+   w = Σ⁻¹(m' − m) of vector outputs from at most ``DIRECTION_SAMPLES`` draws per side (T = M(·)
+   in 1-D, with no training), or a categorical, binned or classifier score, or ``"auto"``'s choice
+   among them, from at most ``LEARN_SAMPLES`` draws per side of a 1-D output;
 2. *pilot*: the range of T on a few draws places a fine histogram (under/overflow bins keep
    everything outside it);
 3. *selection*: histograms of T on ``samples`` draws per side choose which threshold events to
@@ -43,14 +45,16 @@ from .checkpoint import load_state, save_state
 from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
-from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
-                       chunk_size_for, combine_moments, draw_outputs, chunk_rng, lda_statistic, run_chunk)
+from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
+                       chunk_rng, run_chunk)
+from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, statistic_label,
+                         training_plan, training_samples)
 from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
                         select_events)
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 #: Draws per side used to learn the discriminant direction of vector outputs.
 DIRECTION_SAMPLES = 1_000_000
 #: Draws per side of the pilot that places the histogram.
@@ -65,7 +69,7 @@ _CLAIM_TYPES = (ApproxDP, PureDP, GaussianDP)
 def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 1_000_000,
               confidence: float = 0.95, seed: Optional[int] = None, n_jobs: int = 1,
               backend: str = "loky", progress: bool = True, checkpoint: Any = None,
-              accuracy: bool = True, **backend_options) -> AuditReport:
+              accuracy: bool = True, statistic: Any = "auto", **backend_options) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on the neighbouring pairs of ``scenario``.
 
     Parameters
@@ -89,6 +93,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     checkpoint : path, optional
         Save accumulated counts atomically after each batch; rerunning the same call resumes.
     accuracy : also audit the accuracy claims of mechanisms that declare them.
+    statistic : str, Classifier or callable
+        The test statistic whose threshold events are certified (:mod:`audit.statistics`):
+        ``"auto"`` (default: chosen per pair on training samples), ``"linear"``, ``"categorical"``,
+        ``"binned"``, ``"classifier"`` (or ``audit.statistics.Classifier(estimator, features)``), or
+        a callable ``outputs (n, k) -> scores (n,)``.  Learned on its own training samples.
 
     Returns
     -------
@@ -104,6 +113,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     confidence = check_open_unit("confidence", confidence)
     n_jobs = check_n_jobs(n_jobs)
     backend = check_backend(backend)
+    statistic = check_statistic(statistic)
     entropy = _resolve_seed(seed, checkpoint)
     pairs, covers = _distinct_pairs(scenario.pairs)
     budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))
@@ -114,11 +124,14 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
-    fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim)
+    fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
+                               statistic_label(statistic))
 
     plans = {}
-    if output_dim > 1:
-        plans[Phase.DIRECTION] = chunk_plan(min(samples, DIRECTION_SAMPLES), chunk)
+    n_train = training_samples(statistic, samples, output_dim, DIRECTION_SAMPLES)
+    if n_train:
+        plans[Phase.TRAINING] = chunk_plan(n_train, chunk)
+        job = _replace(job, training=training_plan(statistic, n_train, chunk, output_dim))
     plans[Phase.PILOT] = chunk_plan(min(samples, PILOT_SAMPLES), chunk)
     plans[Phase.SELECTION] = chunk_plan(samples, chunk)
     plans[Phase.CERTIFICATION] = chunk_plan(samples, chunk)
@@ -127,10 +140,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
         run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, entropy)
-        if output_dim > 1:
-            statistics = run.direction()
-        else:
-            statistics = tuple(LinearStatistic() for _ in pairs)
+        training = run.training() if n_train else [(None, None)] * len(pairs)
+        fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=entropy, label=label,
+                                output_dim=output_dim)
+                  for (base, neighbour), label in zip(training, labels)]
+        statistics = tuple(f[0] for f in fitted)
         job = run.job = _replace(job, statistics=statistics)
         binnings = run.pilot()
         job = run.job = _replace(job, binnings=binnings)
@@ -149,8 +163,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
                 seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
     certified = certify(events, certification, binnings)
 
+    statistic_info = {"option": statistic_label(statistic), "training_samples": n_train,
+                      "pairs": [dict(s.to_dict(), **notes) for s, (_, notes) in zip(statistics, fitted)]}
     return _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
-                     accuracy_report, entropy, samples, confidence, started,
+                     statistic_info, accuracy_report, entropy, samples, confidence, started,
                      {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
 
 
@@ -242,11 +258,12 @@ def _digest(value) -> str:
     return hashlib.sha256(repr(value).encode()).hexdigest()
 
 
-def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim) -> str:
+def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
+                 statistic) -> str:
     parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
              "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
              "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
-             "bins": BINS}
+             "bins": BINS, "statistic": statistic}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -312,25 +329,18 @@ class _PhaseRunner:
                 self._save()
         self._save()
 
-    def direction(self) -> tuple[LinearStatistic, ...]:
-        plan, k = self.plans[Phase.DIRECTION], self.job.output_dim
-        shape = (len(self.job.datasets), 2, len(plan))
-        count = self.arrays.setdefault("direction_count", np.zeros(shape, dtype=np.int64))
-        mean = self.arrays.setdefault("direction_mean", np.zeros(shape + (k,)))
-        scatter = self.arrays.setdefault("direction_scatter", np.zeros(shape + (k, k)))
+    def training(self) -> list[tuple[TrainingData, TrainingData]]:
+        """Run the training chunks and fold each side's summaries (kept in the checkpoint)."""
+        pairs, plan = len(self.job.datasets), self.plans[Phase.TRAINING]
 
         def fold(task, result):
-            count[task.pair, task.side, task.chunk] = result[0]
-            mean[task.pair, task.side, task.chunk] = result[1]
-            scatter[task.pair, task.side, task.chunk] = result[2]
+            self.arrays.update(result.to_arrays(_training_key(task.pair, task.side, task.chunk)))
 
-        self._run(Phase.DIRECTION, fold)
-        statistics = []
-        for pair in range(shape[0]):
-            moments = [combine_moments(zip(count[pair, side], mean[pair, side], scatter[pair, side]))
-                       for side in (0, 1)]
-            statistics.append(lda_statistic(*moments))
-        return tuple(statistics)
+        self._run(Phase.TRAINING, fold)
+        return [tuple(TrainingData.fold([TrainingChunk.from_arrays(self.arrays, _training_key(p, s, c))
+                                         for c in range(len(plan))], self.job.training)
+                      for s in (0, 1))
+                for p in range(pairs)]
 
     def pilot(self) -> tuple[Binning, ...]:
         shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT]))
@@ -355,6 +365,10 @@ class _PhaseRunner:
         self._run(phase, fold)
         n = sum(self.plans[phase])
         return [PairCounts(counts[p, 0].copy(), counts[p, 1].copy(), n) for p in range(pairs)]
+
+
+def _training_key(pair: int, side: int, chunk: int) -> str:
+    return f"training_{pair}_{side}_{chunk}"
 
 
 # --- assembling the report --------------------------------------------------------------------
@@ -388,8 +402,8 @@ def _tradeoff_curve(label, band, claim, exact_curve) -> TradeoffCurve:
                          tuple(float(b) for b in claim.tradeoff(PLOT_ALPHAS)), exact_curve)
 
 
-def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics, accuracy_report,
-              entropy, samples, confidence, started, runtime) -> AuditReport:
+def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics, statistic_info,
+              accuracy_report, entropy, samples, confidence, started, runtime) -> AuditReport:
     relation = claim.relation.value
     ref_delta, ref_epsilon = claim.reference_delta, claim.epsilon
     alpha_hi = np.array([c.alpha_hi for c in certified])
@@ -445,10 +459,10 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         claim_slack=_ratio(exact_epsilon, ref_epsilon) if exact_epsilon is not None else None,
         mu_tightness=_ratio(mu_lb, exact_mu),
         worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
-        evidence=tuple(c.to_dict([p.label for p in pairs]) for c in certified),
+        evidence=tuple(dict(c.to_dict([p.label for p in pairs]),
+                            event=statistics[c.event.pair].describe(c.threshold)) for c in certified),
         accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
-        statistic={"kind": "output" if statistics[0].weights is None else "fisher-discriminant",
-                   "weights": [s.to_list() for s in statistics]},
+        statistic=statistic_info,
         runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=_versions()),
     )
 

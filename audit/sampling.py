@@ -4,11 +4,12 @@ Every chunk draws its outputs from its own generator, seeded by
 ``SeedSequence(entropy=seed, spawn_key=(pair, side, phase, chunk))``: a chunk's samples depend only
 on what the chunk *is*, never on which worker ran it or in which order, so a report is bit-identical
 for any number of workers or backend.  A chunk never returns its samples, only what the estimators
-need: sums and scatter matrices (to learn the test statistic), minimum and maximum (to place the
+need: the training summaries of :mod:`audit.statistics.training` (to learn the test statistic), minimum and maximum (to place the
 histogram), or histogram counts of the 1-D statistic (to choose and certify events).  Memory is
 therefore bounded by one chunk per worker, whatever the number of samples.
 
-Each chunk is validated: shape ``(size, k)``, float64 dtype, finite values.
+Each chunk is validated: shape ``(size, k)`` (or ``(size,)``), real values converted exactly to
+float64, finite.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from .errors import MechanismError
+from .statistics import LinearStatistic, TrainingPlan, combine_moments, lda_statistic
 
 __all__ = [
     "Phase",
@@ -36,6 +38,8 @@ __all__ = [
     "run_chunk",
     "chunk_plan",
     "single_threaded_blas",
+    "combine_moments",
+    "lda_statistic",
 ]
 
 #: The bit generator of every chunk.  SFC64 is the fastest of numpy's generators here and passes
@@ -55,7 +59,8 @@ class Phase(IntEnum):
     """The stages of an audit; each draws its own, fresh samples."""
 
     PROBE = 0
-    DIRECTION = 1
+    TRAINING = 1  # learns the test statistic (Fisher's direction, atoms, a classifier, ...)
+    DIRECTION = 1  # the name of the training phase before learned statistics (an alias)
     PILOT = 2
     SELECTION = 3
     CERTIFICATION = 4
@@ -81,7 +86,11 @@ def chunk_size_for(output_dim: int) -> int:
 
 def draw_outputs(mechanism: Any, dataset: Any, size: int, rng: np.random.Generator,
                  where: str, name: str, output_dim: Optional[int] = None) -> np.ndarray:
-    """Call the mechanism and check the protocol: shape (size, k), float64, finite."""
+    """Call the mechanism and check the protocol: shape (size, k) or (size,), finite real values.
+
+    Boolean, integer and narrower float outputs are converted to float64 when that is exact
+    (integers of magnitude ≤ 2⁵³); anything else is refused rather than silently rounded.
+    """
     try:
         out = mechanism(dataset, size, rng)
     except Exception as exc:  # the user's code: report it with context, keep the cause
@@ -89,9 +98,9 @@ def draw_outputs(mechanism: Any, dataset: Any, size: int, rng: np.random.Generat
     if not isinstance(out, np.ndarray):
         raise MechanismError(
             f"mechanism {name!r} must return a numpy array, got {type(out).__name__} ({where})")
-    if out.dtype != np.float64:
-        raise MechanismError(
-            f"mechanism {name!r} returned dtype {out.dtype}, expected float64 ({where})")
+    out = _as_float64(out, name, where)
+    if out.ndim == 1:
+        out = out.reshape(-1, 1)
     if out.ndim != 2 or out.shape[0] != size or (output_dim is not None and out.shape[1] != output_dim):
         expected = f"({size}, {output_dim if output_dim is not None else 'k'})"
         raise MechanismError(
@@ -102,19 +111,24 @@ def draw_outputs(mechanism: Any, dataset: Any, size: int, rng: np.random.Generat
     return out
 
 
-@dataclass(frozen=True)
-class LinearStatistic:
-    """T(x) = ⟨w, x⟩, the 1-D test statistic (w = None means the output itself, k = 1)."""
+_EXACT_INTEGER = 1 << 53
 
-    weights: Optional[np.ndarray] = None
 
-    def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        if self.weights is None:
-            return outputs[:, 0]
-        return outputs @ self.weights
-
-    def to_list(self) -> Optional[list[float]]:
-        return None if self.weights is None else [float(v) for v in self.weights]
+def _as_float64(out: np.ndarray, name: str, where: str) -> np.ndarray:
+    """float64 view of a real array, exactly, or a MechanismError saying why not."""
+    if out.dtype == np.float64:
+        return out
+    if out.dtype == np.bool_ or out.dtype in (np.float16, np.float32):
+        return out.astype(np.float64)
+    if np.issubdtype(out.dtype, np.integer):
+        if out.size and (int(out.max()) > _EXACT_INTEGER or int(out.min()) < -_EXACT_INTEGER):
+            raise MechanismError(
+                f"mechanism {name!r} returned {out.dtype} values beyond ±2**53, which float64 cannot "
+                f"represent exactly ({where})")
+        return out.astype(np.float64)
+    raise MechanismError(
+        f"mechanism {name!r} returned dtype {out.dtype}, expected real numbers (float, integer or "
+        f"bool) ({where})")
 
 
 @dataclass(frozen=True)
@@ -205,8 +219,9 @@ class AuditJob:
     labels: tuple
     entropy: int
     output_dim: int
-    statistics: tuple = ()  # per pair LinearStatistic, once learned
+    statistics: tuple = ()  # per pair Statistic, once learned
     binnings: tuple = ()  # per pair Binning, once placed
+    training: Optional[TrainingPlan] = None  # what training chunks keep
 
     def where(self, task: ChunkTask) -> str:
         side = "base" if task.side == 0 else "neighbour"
@@ -232,10 +247,8 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
     rng = chunk_rng(job.entropy, task.pair, task.side, task.phase, task.chunk)
     outputs = draw_outputs(job.mechanism, job.datasets[task.pair][task.side], task.size, rng,
                            job.where(task), job.name, job.output_dim)
-    if task.phase == Phase.DIRECTION:
-        mean = outputs.mean(axis=0)
-        centred = outputs - mean
-        return task.size, mean, centred.T @ centred
+    if task.phase == Phase.TRAINING:
+        return job.training.reduce(outputs)
     values = job.statistics[task.pair](outputs)
     if task.phase == Phase.PILOT:
         return float(values.min()), float(values.max())
@@ -269,37 +282,3 @@ def single_threaded_blas() -> Iterator[None]:
             _BLAS_CONTROLLER.append(ThreadpoolController())
         with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
             yield
-
-
-def combine_moments(parts) -> tuple[int, np.ndarray, np.ndarray]:
-    """Chan et al.'s pairwise update of (count, mean, scatter), in the given (fixed) order."""
-    count, mean, scatter = 0, None, None
-    for n, m, s in parts:
-        if mean is None:
-            count, mean, scatter = n, m.copy(), s.copy()
-            continue
-        delta = m - mean
-        total = count + n
-        mean = mean + delta * (n / total)
-        scatter = scatter + s + np.outer(delta, delta) * (count * n / total)
-        count = total
-    return count, mean, scatter
-
-
-def lda_statistic(moments_base, moments_neighbour) -> LinearStatistic:
-    """Fisher's discriminant w = Σ⁻¹(m₁ − m₀) with the pooled covariance Σ, scaled so that
-    wᵀΣw = 1.  A tiny ridge keeps it defined when Σ is singular: a deterministic coordinate that
-    differs between the datasets then dominates the statistic, as it should."""
-    n0, m0, s0 = moments_base
-    n1, m1, s1 = moments_neighbour
-    k = m0.shape[0]
-    cov = (s0 + s1) / max(n0 + n1 - 2, 1)
-    ridge = 1e-12 * max(float(np.trace(cov)) / k, 1e-300)
-    diff = m1 - m0
-    weights = np.linalg.solve(cov + ridge * np.eye(k), diff)
-    norm = math.sqrt(max(float(weights @ cov @ weights), 0.0))
-    if norm > 0 and math.isfinite(norm):
-        weights = weights / norm
-    elif not np.any(weights):
-        weights = np.ones(k) / math.sqrt(k)
-    return LinearStatistic(weights=weights)

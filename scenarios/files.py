@@ -84,7 +84,9 @@ _INNER = "inner"
 #: Constructor parameters that receive the mechanism described by [mechanism.inner].
 _INNER_PARAMETERS = ("inner", "mechanism")
 _TOP_KEYS = ("name", "expected", "note", "mechanism", "claim", "scenario", "audit")
-_AUDIT_DEFAULTS = {"samples": 1_000_000, "confidence": 0.95, "seed": None}
+_AUDIT_DEFAULTS = {"samples": 1_000_000, "confidence": 0.95, "seed": None, "statistic": "auto"}
+#: The test statistics a file may name (``audit.statistics.KINDS``; scenarios cannot import audit).
+STATISTICS = ("auto", "linear", "categorical", "binned", "classifier")
 _CALLABLE_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _BACKTICK_NAME = re.compile(r"^`([A-Za-z_]\w*)`\s*")
 
@@ -111,6 +113,8 @@ class AuditSpec:
         Samples per side (per input of each pair).
     confidence : float
     seed : int or None
+    statistic : str
+        The test statistic to learn (``[audit] statistic``, default ``"auto"``).
     expected : {"holds", "violated"} or None
         What the exact truth says about the claim, when the file states it.
     note : str
@@ -129,6 +133,7 @@ class AuditSpec:
     expected: Optional[str]
     note: str
     warnings: tuple[str, ...] = ()
+    statistic: str = "auto"
 
 
 # -- small helpers ---------------------------------------------------------------------------------
@@ -399,6 +404,10 @@ def _audit_settings(ctx: _Context, table: Optional[dict]) -> dict:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
             raise ctx.error("audit.confidence", "must be a number in (0, 1)", value)
         settings["confidence"] = float(value)
+    statistic = table.get("statistic", _AUDIT_DEFAULTS["statistic"])
+    if statistic not in STATISTICS:
+        raise ctx.error("audit.statistic", f"must be one of {', '.join(map(repr, STATISTICS))}", statistic)
+    settings["statistic"] = statistic
     return settings
 
 
@@ -475,7 +484,7 @@ def load(path: Union[str, Path]) -> AuditSpec:
     audit = _audit_settings(ctx, ctx.table(data, "", "audit", required=False))
     return AuditSpec(name=name, path=file, mechanism=mechanism, claim=claim, scenario=scenario,
                      samples=audit["samples"], confidence=audit["confidence"], seed=audit["seed"],
-                     expected=expected, note=note,
+                     expected=expected, note=note, statistic=audit["statistic"],
                      warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
 
 

@@ -245,9 +245,11 @@ class _Broken:
 
 
 @pytest.mark.parametrize("output,match", [
-    (lambda size: np.zeros((size, 1), dtype=np.float32), "dtype float32"),
+    (lambda size: np.zeros((size, 1), dtype=np.complex64), "dtype complex64"),
+    (lambda size: np.zeros((size, 1), dtype=np.int64) + 2**60, "beyond"),
     (lambda size: np.zeros((size + 1, 1)), "shape"),
-    (lambda size: np.zeros(size), "shape"),
+    (lambda size: np.zeros(size + 1), "shape"),
+    (lambda size: np.zeros((size, 1, 1)), "shape"),
     (lambda size: np.full((size, 1), np.nan), "NaN"),
     (lambda size: np.full((size, 1), np.inf), "inf"),
     (lambda size: [0.0] * size, "numpy array"),
