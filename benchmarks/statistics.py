@@ -49,27 +49,63 @@ def report_noisy_max_index(data, size, rng, epsilon=0.1):
     return np.argmax(x[None, :] + rng.laplace(scale=2.0 / epsilon, size=(size, x.size)), axis=1)
 
 
-def randomized_response(k: int, epsilon: float):
-    """k-ary randomized response (Kairouz, Oh & Viswanath 2016): truthful w.p. e^ε/(e^ε + k − 1)."""
-    def mechanism(data, size, rng):
+class RandomizedResponse:
+    """k-ary randomized response (Kairouz, Oh & Viswanath 2016): the input category with
+    probability e^ε/(e^ε + k − 1), each other one with 1/(e^ε + k − 1).  Exactly ε-DP: on two
+    different inputs the largest atom ratio is e^ε, so δ(ε') = Σ_x (q(x) − e^ε' p(x))₊ is 0 at ε' = ε."""
+
+    def __init__(self, k: int, epsilon: float):
+        self.k, self.epsilon = k, epsilon
+        self.name = f"randomized-response(k={k}, eps={epsilon:g})"
+        self.claim = PureDP(epsilon)
+
+    def __call__(self, data, size, rng):
         value = int(np.asarray(data).ravel()[0])
-        truthful = rng.random(size) < math.exp(epsilon) / (math.exp(epsilon) + k - 1)
-        other = rng.integers(0, k - 1, size)
+        truthful = rng.random(size) < math.exp(self.epsilon) / (math.exp(self.epsilon) + self.k - 1)
+        other = rng.integers(0, self.k - 1, size)
         return np.where(truthful, value, other + (other >= value))
-    mechanism.__name__ = f"randomized_response(k={k}, eps={epsilon:g})"
-    return mechanism
+
+    def privacy_profile(self, epsilon, relation=None):
+        """δ(ε') for any two different inputs: (e^ε − e^ε')₊/(e^ε + k − 1)."""
+        return max(0.0, math.exp(self.epsilon) - math.exp(epsilon)) / (math.exp(self.epsilon) + self.k - 1)
+
+    def epsilon_for_delta(self, delta, relation=None):
+        """ε(δ) = ln(e^ε − δ(e^ε + k − 1)), the inverse of :meth:`privacy_profile` (0 when ≤ 0)."""
+        value = math.exp(self.epsilon) - delta * (math.exp(self.epsilon) + self.k - 1)
+        return max(0.0, math.log(value)) if value > 0 else 0.0
 
 
-def sparse_vector(data, size, rng, epsilon=0.1, threshold=1.0):
+def randomized_response(k: int, epsilon: float) -> RandomizedResponse:
+    return RandomizedResponse(k, epsilon)
+
+
+class SparseVector:
     """Sparse vector with one ⊤ (Lyu, Su & Li 2017, Algorithm 1, c = 1, Δ = 1): ρ ~ Lap(2/ε),
     ν_i ~ Lap(4/ε); answer ⊤ (1) for the first i with q_i + ν_i ≥ T + ρ, ⊥ (0) before it, and
-    stop (−1 afterwards).  ε-DP."""
-    q = np.asarray(data, dtype=np.float64).ravel()
-    rho = rng.laplace(scale=2.0 / epsilon, size=(size, 1))
-    above = q[None, :] + rng.laplace(scale=4.0 / epsilon, size=(size, q.size)) >= threshold + rho
-    first = np.where(above.any(axis=1), np.argmax(above, axis=1), q.size)
-    index = np.arange(q.size)[None, :]
-    return np.where(index < first[:, None], 0, np.where(index == first[:, None], 1, -1)).astype(np.int8)
+    stop (−1 afterwards).  ε-DP (their Theorem 2); its exact ε on a given pair is not known here."""
+
+    def __init__(self, epsilon: float = 0.1, threshold: float = 1.0):
+        self.epsilon, self.threshold = epsilon, threshold
+        self.name = f"sparse-vector-alg1(eps={epsilon:g}, c=1)"
+        self.claim = PureDP(epsilon)
+
+    def __call__(self, data, size, rng):
+        q = np.asarray(data, dtype=np.float64).ravel()
+        rho = rng.laplace(scale=2.0 / self.epsilon, size=(size, 1))
+        noisy = q[None, :] + rng.laplace(scale=4.0 / self.epsilon, size=(size, q.size))
+        above = noisy >= self.threshold + rho
+        first = np.where(above.any(axis=1), np.argmax(above, axis=1), q.size)
+        index = np.arange(q.size)[None, :]
+        return np.where(index < first[:, None], 0, np.where(index == first[:, None], 1, -1)).astype(np.int8)
+
+    def privacy_profile(self, epsilon, relation=None):
+        raise NotImplementedError("the exact profile of this sparse vector pair is unknown")
+
+    def epsilon_for_delta(self, delta, relation=None):
+        raise NotImplementedError("the exact ε of this sparse vector pair is unknown")
+
+
+sparse_vector = SparseVector()
 
 
 def scale_gaussian(data, size, rng):

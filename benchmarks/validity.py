@@ -96,7 +96,30 @@ def _composition():
     return Composition(GaussianMechanism(sigma=2.0), 4), scenarios.counting(1)
 
 
-#: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario).
+def _randomized_response():
+    """7-ary randomized response at ε = 1 on the middle labels 3 vs 4, categorical statistic."""
+    from benchmarks.statistics import randomized_response
+
+    return randomized_response(7, 1.0), scenarios.custom([([3], [4])]), "categorical"
+
+
+def _sparse_vector():
+    """Sparse vector (Lyu et al. Alg. 1, c = 1), ε = 0.1, its ⊤/⊥ patterns, categorical statistic."""
+    from benchmarks.statistics import SparseVector
+
+    return SparseVector(), scenarios.custom([([1.0] * 5 + [0.0] * 5, [0.0] * 5 + [1.0] * 5)]), "categorical"
+
+
+def _classifier_vector():
+    """Lebeda's Algorithm 1, d = 2, 1-GDP (tight), scored by a logistic-regression classifier."""
+    from audit.statistics import Classifier
+
+    return (CorrelatedGaussianMechanism(1.0, 2), scenarios.counting(2),
+            Classifier(estimator="logistic", features="values"))
+
+
+#: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario)
+#: or (mechanism, scenario, statistic) where the case exercises a particular test statistic.
 REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "gaussian-analytic": _gaussian_analytic,
     "gaussian-classical": _gaussian_classical,
@@ -104,6 +127,9 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "truncated-laplace": _truncated_laplace,
     "correlated-gaussian": _correlated_gaussian,
     "composition": _composition,
+    "randomized-response-categorical": _randomized_response,
+    "sparse-vector-categorical": _sparse_vector,
+    "vector-classifier": _classifier_vector,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).
@@ -126,9 +152,11 @@ def run_seed(seed: int, case: str, samples: int, run: int) -> int:
 def _audit_once(kind: str, name: str, samples: int, seed: int, confidence: float) -> dict:
     """One audit (the job run by a worker): the verdict and the certified bounds."""
     cpu = time.process_time()
-    mechanism, scenario = _factory(kind, name)()
+    made = _factory(kind, name)()
+    mechanism, scenario = made[:2]
+    statistic = made[2] if len(made) > 2 else "auto"
     report = run_audit(mechanism, scenario, samples=samples, confidence=confidence, seed=seed,
-                       n_jobs=1, progress=False, accuracy=False)
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
     return {"violated": report.verdict is Verdict.VIOLATED,
             "epsilon_lb": float(report.epsilon_lower_bound),
             "delta_lb": float(report.delta_lower_bound),
@@ -388,7 +416,7 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
 
 
 def _validity_row(case: str, results: list[dict], samples: int, confidence: float) -> ValidityRow:
-    mechanism, _ = REFERENCE_CASES[case]()
+    mechanism = REFERENCE_CASES[case]()[0]
     truth = exact_truth(mechanism)
     false = _rate(sum(r["violated"] for r in results), len(results))
     gamma = 1.0 - confidence

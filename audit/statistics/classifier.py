@@ -71,9 +71,14 @@ class ClassifierStatistic(Statistic):
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         # In blocks: the feature matrix of a whole chunk (65 columns per output column with bit
         # patterns) would be far larger than the chunk itself.
+        # One OpenMP thread: chunks already run in parallel, and scikit-learn's threads on top of
+        # the workers oversubscribe the cores.
+        from threadpoolctl import threadpool_limits
+
         scores = np.empty(outputs.shape[0])
-        for start in range(0, outputs.shape[0], _BLOCK):
-            scores[start:start + _BLOCK] = self._scores(outputs[start:start + _BLOCK])
+        with threadpool_limits(limits=1, user_api="openmp"):
+            for start in range(0, outputs.shape[0], _BLOCK):
+                scores[start:start + _BLOCK] = self._scores(outputs[start:start + _BLOCK])
         return scores
 
     def _scores(self, outputs: np.ndarray) -> np.ndarray:
