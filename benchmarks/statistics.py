@@ -33,6 +33,7 @@ import scenarios
 from audit import run_audit
 from audit.selection import Budget, headline_slots
 from audit.bounds import epsilon_lower_bound
+from audit.statistics.atoms import row_keys
 from mechanisms import ApproxDP, PureDP
 from mechanisms.floating_point import NaiveLaplace, SnappingLaplace
 
@@ -136,15 +137,22 @@ def single_event_limit(p: np.ndarray, q: np.ndarray, n: int, level: float, delta
 
 
 def _pattern_probabilities(mechanism, pair, draws: int, seed: int):
-    """Atom probabilities of both sides estimated from ``draws`` separate samples each."""
+    """Atom probabilities of both sides estimated from ``draws`` separate samples each (in chunks
+    of 10⁶, atoms keyed as the categorical statistic keys them)."""
     rng = np.random.default_rng(seed)
-    outs = [mechanism(np.asarray(d, dtype=float), draws, rng) for d in pair]
-    rows = np.unique(np.concatenate(outs), axis=0)
+    counts = []
+    for data in pair:
+        keys = []
+        for start in range(0, draws, 1_000_000):
+            out = np.asarray(mechanism(np.asarray(data, dtype=float), min(1_000_000, draws - start), rng))
+            keys.append(row_keys(out.reshape(out.shape[0], -1).astype(np.float64)))
+        counts.append(np.unique(np.concatenate(keys), return_counts=True))
+    atoms = np.union1d(counts[0][0], counts[1][0])
     probs = []
-    for out in outs:
-        _, inverse, counts = np.unique(np.concatenate([rows, out]), axis=0, return_inverse=True,
-                                       return_counts=True)
-        probs.append((counts - 1) / draws)
+    for keys, count in counts:
+        full = np.zeros(atoms.size)
+        full[np.searchsorted(atoms, keys)] = count
+        probs.append(full / draws)
     return probs
 
 
