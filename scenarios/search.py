@@ -359,3 +359,58 @@ def searched_scenario(spec: SearchSpec, chosen: list[tuple[str, Candidate]], rec
                                 record=record)
     return SearchedScenario(Domain.ROWS, spec.relation, pairs, d=spec.domain.width, checked=True,
                             space=spec.domain, record=record)
+
+
+# -- scenario files ----------------------------------------------------------------------------
+_FILE_KEYS = ("pairs", "relation", "n", "budget", "m", "explore_samples", "rounds", "elite", "seed",
+              "domain")
+_DOMAIN_KEYS = {"box": ("kind", "lo", "hi"), "integers": ("kind", "lo", "hi", "d"),
+                "categories": ("kind", "count"), "finite": ("kind", "values"),
+                "answers": ("kind", "k", "lo", "hi", "norm", "sensitivity")}
+
+
+def from_table(table: dict) -> SearchSpec:
+    """The :class:`SearchSpec` of a scenario file's ``[scenario]`` table with ``pairs = "search"``::
+
+        [scenario]
+        pairs = "search"
+        relation = "add-remove"
+        n = [0, 3]                 # or one size
+        budget = 200               # optional: m, explore_samples, rounds, elite, seed
+        [scenario.domain]
+        kind = "integers"          # "box" (lo, hi) | "integers" (lo, hi, d) | "categories" (count)
+        lo = 0                     # | "finite" (values = [[...], ...]) | "answers" (k, lo, hi,
+        hi = 5                     #   norm, sensitivity)
+
+    Raises ``TypeError``/``ValueError`` naming the key (row generators are Python-only).
+    """
+    for name in table:
+        if name not in _FILE_KEYS:
+            raise ValueError(f"`{name}` is not a key of a search scenario (known: {', '.join(_FILE_KEYS)})")
+    domain_table = table.get("domain")
+    if not isinstance(domain_table, dict):
+        raise ValueError(f"`domain` must be a table [scenario.domain] with a `kind`, got {domain_table!r}")
+    kind = domain_table.get("kind")
+    if kind not in _DOMAIN_KEYS:
+        raise ValueError(f"`domain` kind must be one of {', '.join(_DOMAIN_KEYS)}, got {kind!r}")
+    for name in domain_table:
+        if name not in _DOMAIN_KEYS[kind]:
+            raise ValueError(f"`domain` key {name!r} is not known for kind {kind!r} (known: "
+                             f"{', '.join(_DOMAIN_KEYS[kind])})")
+    options = {k: v for k, v in domain_table.items() if k != "kind"}
+    n = table.get("n", 10)
+    n = tuple(n) if isinstance(n, list) else n
+    if kind == "answers":
+        if "n" in table:
+            raise ValueError(f"`n` does not apply to a domain of query answers, got {table['n']!r}")
+        domain = AnswerVectors(**options)
+    elif kind == "box":
+        domain = Box(n=n, **options)
+    elif kind == "finite":
+        domain = FiniteRows(n=n, **options)
+    else:
+        from .domains import categories, integers
+
+        domain = integers(n=n, **options) if kind == "integers" else categories(n=n, **options)
+    settings = {k: table[k] for k in ("budget", "m", "explore_samples", "rounds", "elite", "seed") if k in table}
+    return search(domain, table.get("relation", "add-remove"), **settings)
