@@ -27,6 +27,7 @@ is identical for any ``n_jobs`` or backend.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -81,6 +82,25 @@ def fisher_projection(base: np.ndarray, neighbour: np.ndarray) -> tuple[np.ndarr
     return statistic(base), statistic(neighbour)
 
 
+#: Exploration sizes up to which the Clopper–Pearson bounds of every count are tabulated once per
+#: process (they were 75% of the time per candidate when computed per threshold).
+_TABLE_LIMIT = 200_000
+
+
+@lru_cache(maxsize=4)
+def _cp_table(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.arange(n + 1)
+    return cp_upper(counts, n, level), cp_lower(counts, n, level)
+
+
+def _cp_bounds(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
+    """(α_hi, β_hi) = (upper bound of count_b/n, 1 − lower bound of count_a/n), exact CP."""
+    if n <= _TABLE_LIMIT:
+        upper, lower = _cp_table(n, level)
+        return upper[count_b], 1.0 - lower[count_a]
+    return cp_upper(count_b, n, level), 1.0 - cp_lower(count_a, n, level)
+
+
 def _tail_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """#{v ≥ t} for each threshold t."""
     ordered = np.sort(values)
@@ -118,8 +138,7 @@ def score_candidate(base_outputs: np.ndarray, neighbour_outputs: np.ndarray, cla
     c0, c1 = _tail_counts(t0, thresholds), _tail_counts(t1, thresholds)
     count_a = np.concatenate([c1, c0])  # orientation 0: more likely under the neighbour
     count_b = np.concatenate([c0, c1])
-    alpha_hi = cp_upper(count_b, n, level)
-    beta_hi = 1.0 - cp_lower(count_a, n, level)
+    alpha_hi, beta_hi = _cp_bounds(count_a, count_b, n, level)
     estimates, fractions = [], []
     for slot in headline_slots(claim):
         kind, _, value = slot.partition("@")
