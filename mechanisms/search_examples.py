@@ -29,7 +29,7 @@ from typing import Any, Optional
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_finite_positive, check_int, check_size
+from ._validation import check_dataset, check_finite_positive, check_int, check_size
 from .claims import ApproxDP, GaussianDP, PureDP, Relation, as_relation
 from .gaussian import FrozenParameters
 from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
@@ -38,18 +38,7 @@ __all__ = ["ClippedBoxMean", "ThresholdHistogram", "ExponentialMedian", "SEARCH_
 
 
 def _rows(dataset: Any, d: int, name: str) -> np.ndarray:
-    try:
-        array = np.asarray(dataset, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`dataset` of {name} must be a numeric (n, {d}) array, got "
-                        f"{type(dataset).__name__}") from exc
-    if array.ndim == 1 and d == 1:
-        array = array.reshape(-1, 1)
-    if array.ndim != 2 or array.shape[1] != d:
-        raise ValueError(f"`dataset` of {name} must have shape (n, {d}), got shape {array.shape}")
-    if np.isnan(array).any():
-        raise ValueError(f"`dataset` of {name} contains NaN")
-    return array
+    return check_dataset(dataset, d, name=f"dataset of {name}", unit=False)
 
 
 def _check_rng(rng: Any) -> np.random.Generator:
@@ -268,8 +257,7 @@ class ExponentialMedian(FrozenParameters):
         return f"ExponentialMedian(ε={self.epsilon:g}, R={self.top}, n≤{self.max_size})"
 
     def distribution(self, values: np.ndarray) -> np.ndarray:
-        """Output probabilities for the multiset of integer ``values`` (vectorized over rows of
-        a (m, n) array of value counts is not needed here: one dataset at a time)."""
+        """Output probabilities P_D(0), …, P_D(R) for the dataset of integer ``values``."""
         r = np.arange(self.top + 1)
         below = np.searchsorted(np.sort(values), r, side="left")
         above = values.size - np.searchsorted(np.sort(values), r, side="right")
