@@ -162,3 +162,31 @@ def test_exhausted_domain_reports_fewer_candidates():
     mechanism = ThresholdHistogram(bins=3, scale=1.0, threshold=2.0)
     report = run_audit(mechanism, spec, samples=5_000, seed=SEED, progress=False)
     assert report.scenario["search"]["candidates_tried"] == 9
+
+
+def test_replace_relation_end_to_end():
+    from mechanisms import GaussianDP
+    from mechanisms.search_examples import ClippedBoxMean
+
+    mechanism = ClippedBoxMean([-3, -1], [1, 2], n=2, sigma=2.0, relation="replace")
+    spec = scenarios.search(domains.Box([-3, -1], [1, 2], n=2), "replace", budget=30, explore_samples=5_000)
+    holds = run_audit(mechanism, spec, samples=50_000, seed=SEED, progress=False)
+    assert holds.verdict is Verdict.NOT_REFUTED and holds.exact_mu == pytest.approx(2.5 / 2.0)
+    # Exact μ = ‖hi − lo‖₂/(nσ) = 5/4, reached only by two opposite corners; a claim at 0.6 of it
+    # is refuted once the search finds them (at 50 000 samples μ_lb is within a few % of μ).
+    refuted = run_audit(mechanism, spec, claim=GaussianDP(0.6 * holds.exact_mu, "replace"),
+                        samples=50_000, seed=SEED, progress=False)
+    assert refuted.verdict is Verdict.VIOLATED
+
+
+@pytest.mark.slow  # starts a Dask cluster (~10-20 s); the loky n_jobs test above runs by default
+def test_dask_backend_gives_the_same_search_and_report():
+    distributed = pytest.importorskip("distributed")
+    spec = _median_search(budget=12)
+    loky = run_audit(_median(), spec, samples=4_000, seed=SEED, progress=False).to_dict()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        dask = run_audit(_median(), spec, samples=4_000, seed=SEED, progress=False, backend="dask",
+                         scheduler=client).to_dict()
+    loky.pop("runtime"), dask.pop("runtime")
+    assert dask == loky
