@@ -40,6 +40,9 @@ from .scenario import Domain, NeighborPair, Scenario
 __all__ = ["SearchSpec", "search", "Candidate", "structured_candidates", "random_candidates",
            "mutate", "SearchedScenario", "searched_scenario"]
 
+#: Exploration draws per side are held in memory by one worker (both sides, k columns each).
+MAX_EXPLORE_SAMPLES = 1_000_000
+
 SearchDomain = Union[Box, FiniteRows, GeneratedRows, AnswerVectors]
 _DOMAIN_TYPES = (Box, FiniteRows, GeneratedRows, AnswerVectors)
 
@@ -65,7 +68,8 @@ class SearchSpec:
     m : int
         Pairs handed to the audit; fixed before the search.
     explore_samples : int
-        Exploration draws per side per candidate (never reused by the audit).
+        Exploration draws per side per candidate (never reused by the audit), at most 10⁶: a
+        worker holds both sides' outputs of one candidate in memory.
     rounds : int
         Refinement rounds after the first (structured + random) round.
     elite : int
@@ -94,7 +98,10 @@ class SearchSpec:
         m = _check_int("m", self.m, 1)
         object.__setattr__(self, "m", m)
         object.__setattr__(self, "budget", _check_int("budget", self.budget, m))
-        object.__setattr__(self, "explore_samples", _check_int("explore_samples", self.explore_samples, 100))
+        explore = _check_int("explore_samples", self.explore_samples, 100)
+        if explore > MAX_EXPLORE_SAMPLES:  # a worker holds one candidate's outputs in memory
+            raise ValueError(f"`explore_samples` must be at most {MAX_EXPLORE_SAMPLES:,}, got {explore!r}")
+        object.__setattr__(self, "explore_samples", explore)
         object.__setattr__(self, "rounds", _check_int("rounds", self.rounds, 0))
         object.__setattr__(self, "elite", _check_int("elite", self.elite, 1))
         if self.seed is not None:
