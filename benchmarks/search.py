@@ -17,6 +17,7 @@ Usage::
 
     python -m benchmarks.search                 # everything, default sizes (~10 min on 2 cores)
     python -m benchmarks.search --quick         # smaller samples and R = 40
+    python -m benchmarks.search --only cost     # one section: tightness, validity or cost
 """
 
 from __future__ import annotations
@@ -144,19 +145,25 @@ def timing_row(budget: int, explore: int, seed: int) -> dict:
     mechanism, domain, _, _, _ = _clipped_mean()
     spec = scenarios.search(domain, budget=budget, explore_samples=explore)
     name = mechanism_name(mechanism)
-    times, records = {}, {}
+    times, cpu, records = {}, {}, {}
     for jobs in (1, 2):
         run_search(mechanism, name, scenarios.search(domain, budget=8, explore_samples=explore),
                    mechanism.claim, entropy=seed, n_jobs=jobs, progress=False)  # warm the workers
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         found = run_search(mechanism, name, spec, mechanism.claim, entropy=seed, n_jobs=jobs, progress=False)
         times[jobs] = time.perf_counter() - started
+        cpu[jobs] = time.process_time() - started_cpu  # this process only (not loky's workers)
         records[jobs] = found.to_dict()
+    # Load-independent view: with 2 jobs the main process still proposes, ranks, pickles and
+    # dispatches; that serial share s of the 1-job CPU time caps the speed-up at 1/(s + (1 − s)/2).
+    serial = min(1.0, cpu[2] / cpu[1])
     return {"case": "clipped box mean (d = 2)", "candidates": budget, "explore_samples": explore,
             "reference_speedup": _reference_speedup(), "load_average": os.getloadavg()[0],
             "per_candidate_1_job_ms": 1e3 * times[1] / budget,
             "per_candidate_2_jobs_ms": 1e3 * times[2] / budget,
-            "speedup": times[1] / times[2], "identical": records[1] == records[2]}
+            "speedup": times[1] / times[2], "identical": records[1] == records[2],
+            "cpu_per_candidate_ms": 1e3 * cpu[1] / budget, "serial_share": serial,
+            "amdahl_bound": 1.0 / (serial + (1.0 - serial) / 2.0)}
 
 
 def _format(value) -> str:
@@ -170,41 +177,49 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--only", choices=("tightness", "validity", "cost"))
     args = parser.parse_args(argv)
+    run = lambda section: args.only in (None, section)  # noqa: E731
     samples = 200_000 if args.quick else 1_000_000
     runs = 40 if args.quick else 200
 
-    print(f"## Search against the known worst pair ({samples:,} certification samples per side, "
-          f"seed {args.seed}, confidence 0.95)\n")
-    print("| mechanism | claim | quantity | known worst pair | search | ratio | exact | candidates "
-          "| best unaudited score | false claim | verdict on it |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for row in tightness_rows(samples, args.seed, budget=200, explore=20_000, n_jobs=args.n_jobs):
-        print(f"| {row['case']} | {row['claim']} | {row['quantity']} lower bound | {_format(row['known'])} "
-              f"| {_format(row['search'])} | {_format(row['ratio'])} | {_format(row['exact'])} "
-              f"| {row['tried']} | {_format(row['best_unaudited'])} | {row['false_claim']} "
-              f"| {row['false_verdict']} |")
+    if run("tightness"):
+        print(f"## Search against the known worst pair ({samples:,} certification samples per side, "
+              f"seed {args.seed}, confidence 0.95)\n")
+        print("| mechanism | claim | quantity | known worst pair | search | ratio | exact | candidates "
+              "| best unaudited score | false claim | verdict on it |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for row in tightness_rows(samples, args.seed, budget=200, explore=20_000, n_jobs=args.n_jobs):
+            print(f"| {row['case']} | {row['claim']} | {row['quantity']} lower bound | {_format(row['known'])} "
+                  f"| {_format(row['search'])} | {_format(row['ratio'])} | {_format(row['exact'])} "
+                  f"| {row['tried']} | {_format(row['best_unaudited'])} | {row['false_claim']} "
+                  f"| {row['false_verdict']} |")
 
-    print(f"\n## Validity under search ({runs} audits per mechanism at its tight claim, 50,000 "
-          "samples, search budget 60 × 5,000 exploration draws, confidence 0.95)\n")
-    print("| mechanism and claim | audits | false VIOLATED | rate | 95% Clopper–Pearson | allowed |")
-    print("|---|---|---|---|---|---|")
-    for name in CASES:
-        row = validity_row(name, runs, samples=50_000, budget=60, explore=5_000, n_jobs=args.n_jobs,
-                           seed=args.seed)
-        print(f"| {row['case']} | {row['runs']} | {row['violated']} | {row['rate']:.3f} "
-              f"| [{row['ci_low']:.3f}, {row['ci_high']:.3f}] | ≤ {row['allowed']} |", flush=True)
+    if run("validity"):
+        print(f"\n## Validity under search ({runs} audits per mechanism at its tight claim, 50,000 "
+              "samples, search budget 60 × 5,000 exploration draws, confidence 0.95)\n")
+        print("| mechanism and claim | audits | false VIOLATED | rate | 95% Clopper–Pearson | allowed |")
+        print("|---|---|---|---|---|---|")
+        for name in CASES:
+            row = validity_row(name, runs, samples=50_000, budget=60, explore=5_000, n_jobs=args.n_jobs,
+                               seed=args.seed)
+            print(f"| {row['case']} | {row['runs']} | {row['violated']} | {row['rate']:.3f} "
+                  f"| [{row['ci_low']:.3f}, {row['ci_high']:.3f}] | ≤ {row['allowed']} |", flush=True)
 
-    print("\n## Cost of the search\n")
-    print("| mechanism | candidates | exploration draws per side | ms per candidate, 1 job "
-          "| ms per candidate, 2 jobs | speed-up | same result | reference speed-up now | load average |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for explore in (20_000, 100_000):
-        row = timing_row(budget=100, explore=explore, seed=args.seed)
-        print(f"| {row['case']} | {row['candidates']} | {row['explore_samples']:,} "
-              f"| {row['per_candidate_1_job_ms']:.2f} | {row['per_candidate_2_jobs_ms']:.2f} "
-              f"| {row['speedup']:.2f} | {row['identical']} | {row['reference_speedup']:.2f} "
-              f"| {row['load_average']:.1f} |")
+    if run("cost"):
+        print("\n## Cost of the search\n")
+        print("| mechanism | candidates | exploration draws per side | ms per candidate, 1 job "
+              "| ms per candidate, 2 jobs | speed-up | same result | reference speed-up now | load average "
+              "| CPU ms per candidate | serial share with 2 jobs | speed-up bound (Amdahl) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for explore in (20_000, 100_000):
+            row = timing_row(budget=100, explore=explore, seed=args.seed)
+            print(f"| {row['case']} | {row['candidates']} | {row['explore_samples']:,} "
+                  f"| {row['per_candidate_1_job_ms']:.2f} | {row['per_candidate_2_jobs_ms']:.2f} "
+                  f"| {row['speedup']:.2f} | {row['identical']} | {row['reference_speedup']:.2f} "
+                  f"| {row['load_average']:.1f} | {row['cpu_per_candidate_ms']:.2f} "
+                  f"| {row['serial_share']:.3f} | {row['amdahl_bound']:.2f} |")
+
     return 0
 
 
