@@ -43,7 +43,7 @@ from .sampling import (BIT_GENERATOR, chunk_plan, chunk_size_for, draw_outputs, 
 from .selection import headline_slots
 
 __all__ = ["EXPLORATION_KEY", "SCORE_LEVEL", "CandidateScore", "score_candidate",
-           "fisher_projection", "run_search", "resolve_search"]
+           "fisher_projection", "run_search", "resolve_search", "is_search"]
 
 #: First spawn-key word of every exploration stream; audit phases never use a 5-word key.
 EXPLORATION_KEY = 0x5EA2C4
