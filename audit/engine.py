@@ -47,6 +47,7 @@ from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
                        chunk_rng, run_chunk)
+from .search import is_search, resolve_search
 from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, statistic_label,
                          training_plan, training_samples)
 from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
@@ -115,6 +116,9 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     backend = check_backend(backend)
     statistic = check_statistic(statistic)
     entropy = _resolve_seed(seed, checkpoint)
+    # A pair search (issue 13) runs on exploration samples only; see audit/search.py.
+    scenario = resolve_search(mechanism, name, scenario, claim, entropy=entropy, n_jobs=n_jobs,
+                              backend=backend, progress=progress, **backend_options)
     pairs, covers = _distinct_pairs(scenario.pairs)
     budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))
     _check_enough_samples(samples, budget, claim, confidence)
@@ -186,6 +190,8 @@ def _resolve_claim(mechanism, claim, name):
 def _resolve_scenario(scenario, claim):
     import scenarios
 
+    if is_search(scenario):  # searched later, once the seed is known
+        return scenario
     if not isinstance(scenario, scenarios.Scenario):
         if isinstance(scenario, (str, bytes)) or not isinstance(scenario, Sequence):
             raise TypeError(f"`scenario` must be a Scenario or a sequence of neighbouring pairs, got {scenario!r}")

@@ -88,10 +88,11 @@ def check_size(size: Any) -> int:
     return check_int("size", size, minimum=1)
 
 
-def check_dataset(dataset: Any, d: int, *, name: str = "dataset") -> np.ndarray:
+def check_dataset(dataset: Any, d: int, *, name: str = "dataset", unit: bool = True) -> np.ndarray:
     """Validate a dataset of rows in [0, 1]^d and return it as a float64 ``(n, d)`` array.
 
-    An empty dataset (n = 0) is valid: add/remove neighbours of it have one row.
+    An empty dataset (n = 0) is valid: add/remove neighbours of it have one row.  With
+    ``unit=False`` the values may be any reals (mechanisms that clip or check their own domain).
     """
     try:
         array = np.asarray(dataset, dtype=np.float64)
@@ -103,7 +104,7 @@ def check_dataset(dataset: Any, d: int, *, name: str = "dataset") -> np.ndarray:
         raise ValueError(f"`{name}` must have shape (n, {d}), got shape {array.shape}")
     if np.isnan(array).any():
         raise ValueError(f"`{name}` contains NaN")
-    if array.size and (array.min() < 0.0 or array.max() > 1.0):
+    if unit and array.size and (array.min() < 0.0 or array.max() > 1.0):
         raise ValueError(
             f"`{name}` values must lie in [0, 1], got values in [{array.min()!r}, {array.max()!r}]"
         )

@@ -6,13 +6,17 @@
 - :mod:`scenarios.builders`: :func:`counting`, :func:`bounded`, :func:`grouped` with their
   worst-case (and optionally random) pairs;
 - :mod:`scenarios.files`: :func:`load` a TOML scenario file into an :class:`AuditSpec`, and
-  :func:`bundled_suite`, the scenario files shipped with the package.
+  :func:`bundled_suite`, the scenario files shipped with the package;
+- :mod:`scenarios.domains` and :mod:`scenarios.search`: input domains and :func:`search`, a
+  search over neighbouring pairs that ``run_audit`` evaluates and pays for.
 """
 
+from . import domains
 from .builders import PAIR_MODES, bounded, counting, grouped
 from .files import AuditSpec, ScenarioFileError, bundled_suite, load
 from .relations import is_neighbor, multiset_difference, neighbor_mismatch, row_difference
 from .scenario import VOUCHED_NOTE, Domain, NeighborPair, Scenario, custom, from_pairs
+from .search import SearchedScenario, SearchSpec, search
 
 __all__ = [
     "AuditSpec",
@@ -21,6 +25,8 @@ __all__ = [
     "PAIR_MODES",
     "Scenario",
     "ScenarioFileError",
+    "SearchSpec",
+    "SearchedScenario",
     "VOUCHED_NOTE",
     "bounded",
     "bundled_suite",
@@ -33,4 +39,5 @@ __all__ = [
     "multiset_difference",
     "neighbor_mismatch",
     "row_difference",
+    "search",
 ]

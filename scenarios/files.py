@@ -365,6 +365,13 @@ _SCENARIO_KEYS = ("kind", "d", "n", "relation", "pairs", "count", "seed")
 
 
 def _build_scenario(ctx: _Context, table: dict) -> Scenario:
+    if table.get("pairs") == "search":  # a search over a domain (scenarios/search.py, issue 13)
+        from .search import from_table
+
+        try:
+            return from_table(table)
+        except (TypeError, ValueError) as exc:
+            raise ctx.rephrase("scenario", exc) from None
     kind = ctx.string(table, "scenario", "kind", _SCENARIO_KINDS)
     if kind is None:
         raise ctx.error("scenario.kind", "is missing (one of \"counting\", \"bounded\", \"grouped\")",
@@ -413,14 +420,15 @@ def _audit_settings(ctx: _Context, table: Optional[dict]) -> dict:
 
 def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
     """Draw one output on the first pair: catches a row width the mechanism does not take."""
-    pair = scenario.pairs[0]
+    searched = getattr(scenario, "domain", None)  # a SearchSpec holds its domain (issue 13)
+    example = searched.example() if hasattr(searched, "example") else scenario.pairs[0].base
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            output = np.asarray(mechanism(pair.base, 1, np.random.default_rng(0)))
+            output = np.asarray(mechanism(example, 1, np.random.default_rng(0)))
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(
-            f"{ctx.path}: scenario does not fit the mechanism (rows of width {scenario.d}; "
+            f"{ctx.path}: scenario does not fit the mechanism (rows of width {example.shape[-1]}; "
             f"set mechanism.d?): {exc}") from None
     if output.ndim != 2 or output.shape[0] != 1:
         raise ScenarioFileError(

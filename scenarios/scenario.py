@@ -43,6 +43,7 @@ class Domain(str, Enum):
     GROUPED = "grouped"        # rows in [0,1]^{groups·d}, at most one non-zero group of d
     ROWS = "custom-rows"       # user datasets of rows (checked neighbours, any values)
     CUSTOM = "custom"          # user inputs that are not datasets of rows (not checked)
+    ANSWERS = "query-answers"  # query-answer vectors within a declared sensitivity (checked)
 
     def __str__(self) -> str:
         return self.value
@@ -54,6 +55,7 @@ _DOMAIN_TEXT = {
     Domain.GROUPED: "grouped rows in [0,1]^({groups}x{width}), at most one non-zero group",
     Domain.ROWS: "user datasets of rows ({d} columns)",
     Domain.CUSTOM: "user inputs",
+    Domain.ANSWERS: "query-answer vectors",
 }
 
 
