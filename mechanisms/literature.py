@@ -38,6 +38,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from scipy import integrate
 
 from ._validation import check_finite_positive, check_int
 from .literature_base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
@@ -77,6 +78,10 @@ class LiteratureLaplace(LiteratureMechanism):
 
     def _sample(self, queries, size, rng):
         return queries[0] + laplace_noise(rng, 1.0 / self.epsilon, (size, 1))
+
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between inputs a and b: |a − b|·ε."""
+        return float(abs(self.check_input(a)[0] - self.check_input(b)[0]) * self.epsilon)
 
 
 class TruncatedGeometric(LiteratureMechanism):
@@ -127,6 +132,12 @@ class TruncatedGeometric(LiteratureMechanism):
                     for a, b in zip(self.pmf(c), self.pmf(c + 1)))
         return math.log(worst.numerator) - math.log(worst.denominator)
 
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between counts a and b: ln of the largest pmf ratio (both orders)."""
+        pa, pb = (self.pmf(int(self.check_input(x)[0])) for x in (a, b))
+        worst = max(max(x / y, y / x) for x, y in zip(pa, pb))
+        return math.log(worst.numerator) - math.log(worst.denominator)
+
     def check_input(self, dataset):
         queries = super().check_input(dataset)
         c = queries[0]
@@ -158,6 +169,10 @@ class _NoisyHist(LiteratureMechanism):
 
     def _sample(self, queries, size, rng):
         return queries + laplace_noise(rng, self.scale, (size, self.input_dim))
+
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between histograms a and b: Σ|a_i − b_i|/scale (product of Laplace shifts)."""
+        return float(np.abs(self.check_input(a) - self.check_input(b)).sum() / self.scale)
 
     @property
     def parameters(self):
@@ -204,6 +219,40 @@ class _ReportNoisyMax(LiteratureMechanism):
         if self.report_value:
             return noisy.max(axis=1, keepdims=True)
         return noisy.argmax(axis=1).astype(np.float64).reshape(size, 1)
+
+    def index_probabilities(self, queries) -> np.ndarray:
+        """Exact P(argmax = i) = ∫ f(t − q_i) Π_{j≠i} F(t − q_j) dt, by quadrature between kinks."""
+        q = self.check_input(queries)
+        s = self.scale
+        if self.exponential:
+            def pdf(x):
+                return np.where(x >= 0, np.exp(-np.maximum(x, 0) / s) / s, 0.0)
+
+            def cdf(x):
+                return np.where(x >= 0, -np.expm1(-np.maximum(x, 0) / s), 0.0)
+        else:
+            def pdf(x):
+                return np.exp(-np.abs(x) / s) / (2 * s)
+
+            def cdf(x):
+                return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / s), 1 - 0.5 * np.exp(-np.maximum(x, 0) / s))
+        points = np.unique(q)
+        edges = [points[0] - 80 * s, *points, points[-1] + 80 * s]
+        result = np.empty(q.size)
+        for i in range(q.size):
+            def integrand(t, i=i):
+                values = cdf(t - q)
+                values[i] = pdf(t - q[i])
+                return float(np.prod(values))
+            result[i] = math.fsum(integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=1e-11, limit=200)[0]
+                                  for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo)
+        return result
+
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between inputs a and b (index variants): max_i |ln P_a(i)/P_b(i)|."""
+        if self.report_value:
+            raise NotImplementedError(f"pair_epsilon of {self.name} is not implemented")
+        return float(np.max(np.abs(np.log(self.index_probabilities(a) / self.index_probabilities(b)))))
 
     @property
     def parameters(self):
@@ -330,14 +379,14 @@ class _BloomResponse(LiteratureMechanism):
     p_one: float
     p_zero: float
 
-    def pair_epsilon(self, a: int, b: int) -> float:
-        """Exact pure ε between values a and b (both orders).
+    def pair_epsilon(self, a: Any, b: Any) -> float:
+        """Exact pure ε between values a and b (integers or 1-vectors), both orders.
 
         Bits are independent and each differing bit contributes its largest loss: a bit set only
         in a gives at most ln(p₁/p₀) (reported 1) and one set only in b at most
         ln((1 − p₀)/(1 − p₁)) (reported 0), in the order (a, b); and symmetrically.
         """
-        A, B = self.bloom_bits(a), self.bloom_bits(b)
+        A, B = (self.bloom_bits(int(np.asarray(x, dtype=np.float64).reshape(-1)[0])) for x in (a, b))
         up, down = math.log(self.p_one / self.p_zero), math.log((1 - self.p_zero) / (1 - self.p_one))
         only_a, only_b = int(np.sum(A & ~B)), int(np.sum(B & ~A))
         return max(only_a * up + only_b * down, only_b * up + only_a * down)
@@ -442,6 +491,10 @@ class LaplaceParallel(LiteratureMechanism):
     def _sample(self, queries, size, rng):
         return queries[0] + laplace_noise(rng, 1.0 / self.epsilon, (size, self.copies))
 
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between answers a and b: copies·|a − b|·ε₀."""
+        return float(self.copies * abs(self.check_input(a)[0] - self.check_input(b)[0]) * self.epsilon)
+
     @property
     def parameters(self):
         return f"ε₀={self.epsilon:g}, copies={self.copies}"
@@ -465,6 +518,10 @@ class PrefixSum(LiteratureMechanism):
 
     def _sample(self, queries, size, rng):
         return np.cumsum(queries + laplace_noise(rng, 1.0 / self.epsilon, (size, self.input_dim)), axis=1)
+
+    def pair_epsilon(self, a, b) -> float:
+        """Exact pure ε between answer vectors a and b: Σ|a_i − b_i|·ε (docstring)."""
+        return float(np.abs(self.check_input(a) - self.check_input(b)).sum() * self.epsilon)
 
     @property
     def parameters(self):

@@ -266,3 +266,28 @@ def test_suite_smoke_clearly_buggy_variants_are_violated(name):
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=20_000,
                        confidence=spec.confidence, seed=spec.seed, progress=False)
     assert report.verdict.value == "VIOLATED"
+
+
+@pytest.mark.parametrize("mechanism", [ReportNoisyMax1(), ReportNoisyMax2()], ids=lambda m: type(m).__name__)
+def test_report_noisy_max_index_probabilities_by_monte_carlo(mechanism):
+    """Quadrature of P(argmax = i) against sampled frequencies on DP-Sniper's witness inputs."""
+    n = 400_000
+    for seed, q in enumerate(([1.0] * 5, [0.0, 2.0, 2.0, 2.0, 2.0])):
+        p = mechanism.index_probabilities(q)
+        assert p.sum() == pytest.approx(1.0, abs=1e-9)
+        out = mechanism(np.array(q), n, np.random.default_rng(70 + seed))[:, 0]
+        for i in range(5):
+            assert_binomial(int(np.sum(out == i)), n, float(p[i]))
+    assert mechanism.pair_epsilon([1.0] * 5, [0.0, 2.0, 2.0, 2.0, 2.0]) <= mechanism.claim.epsilon + 1e-9
+
+
+def test_pair_epsilon_of_laplace_shaped_mechanisms_by_density():
+    """Σ|Δ_i|/b for products of Laplace shifts, evaluated with scipy where every output is beyond both inputs."""
+    a, b = np.array([0.0, 1, 1, 1, 1]), np.array([1.0, 1, 1, 1, 1])
+    for mechanism in (NoisyHist1(), NoisyHist2()):
+        y = np.full(5, 20.0)
+        loss = np.sum(stats.laplace.logpdf(y, b, mechanism.scale) - stats.laplace.logpdf(y, a, mechanism.scale))
+        assert mechanism.pair_epsilon(a, b) == pytest.approx(loss, rel=1e-10)
+    assert PrefixSum().pair_epsilon(np.ones(10), np.zeros(10)) == pytest.approx(PrefixSum().truth.epsilon)
+    assert LaplaceParallel().pair_epsilon([1.0], [0.0]) == pytest.approx(LaplaceParallel().truth.epsilon)
+    assert TruncatedGeometric().pair_epsilon([2.0], [1.0]) == pytest.approx(math.log(9 / 8), rel=1e-12)
