@@ -132,6 +132,10 @@ class TruncatedGeometric(LiteratureMechanism):
                     for a, b in zip(self.pmf(c), self.pmf(c + 1)))
         return math.log(worst.numerator) - math.log(worst.denominator)
 
+    def pair_distributions(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """Exact output probabilities under counts a and b, over z = 0, …, n."""
+        return tuple(np.array([float(p) for p in self.pmf(int(self.check_input(x)[0]))]) for x in (a, b))
+
     def pair_epsilon(self, a, b) -> float:
         """Exact pure ε between counts a and b: ln of the largest pmf ratio (both orders)."""
         pa, pb = (self.pmf(int(self.check_input(x)[0])) for x in (a, b))
@@ -247,6 +251,12 @@ class _ReportNoisyMax(LiteratureMechanism):
             result[i] = math.fsum(integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=1e-11, limit=200)[0]
                                   for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo)
         return result
+
+    def pair_distributions(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """Exact index probabilities under inputs a and b (index variants)."""
+        if self.report_value:
+            raise NotImplementedError(f"pair_distributions of {self.name} is not implemented")
+        return self.index_probabilities(a), self.index_probabilities(b)
 
     def pair_epsilon(self, a, b) -> float:
         """Exact pure ε between inputs a and b (index variants): max_i |ln P_a(i)/P_b(i)|."""
@@ -390,6 +400,18 @@ class _BloomResponse(LiteratureMechanism):
         up, down = math.log(self.p_one / self.p_zero), math.log((1 - self.p_zero) / (1 - self.p_one))
         only_a, only_b = int(np.sum(A & ~B)), int(np.sum(B & ~A))
         return max(only_a * up + only_b * down, only_b * up + only_a * down)
+
+    def pair_distributions(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Exact probabilities of every report on the bits where the Bloom filters of a and b
+        differ (the other bits have the same law under both, so these carry the whole likelihood ratio)."""
+        A, B = (self.bloom_bits(int(np.asarray(x, dtype=np.float64).reshape(-1)[0])) for x in (a, b))
+        differ = np.flatnonzero(A != B)
+        reports = np.array(list(itertools.product([0, 1], repeat=len(differ))), dtype=bool).reshape(-1, len(differ))
+        result = []
+        for bits in (A, B):
+            p = np.where(bits[differ], self.p_one, self.p_zero)
+            result.append(np.prod(np.where(reports, p, 1.0 - p), axis=1))
+        return result[0], result[1]
 
     def domain_epsilon(self) -> float:
         """Exact pure ε over all pairs of integers in ``domain`` (any two values are neighbours)."""

@@ -291,3 +291,14 @@ def test_pair_epsilon_of_laplace_shaped_mechanisms_by_density():
     assert PrefixSum().pair_epsilon(np.ones(10), np.zeros(10)) == pytest.approx(PrefixSum().truth.epsilon)
     assert LaplaceParallel().pair_epsilon([1.0], [0.0]) == pytest.approx(LaplaceParallel().truth.epsilon)
     assert TruncatedGeometric().pair_epsilon([2.0], [1.0]) == pytest.approx(math.log(9 / 8), rel=1e-12)
+
+
+@pytest.mark.parametrize("mechanism, a, b", [
+    (TruncatedGeometric(), [2.0], [1.0]), (ReportNoisyMax1(), [1.0] * 5, [0.0, 2, 2, 2, 2]),
+    (Rappor(), [1.0], [0.0]), (OneTimeRappor(), [1.0], [0.0]),
+    (SparseVectorTechnique4(), [1.0] * 10, [2.0] * 5 + [0.0] * 5),
+], ids=lambda v: type(v).__name__ if isinstance(v, LiteratureMechanism) else "")
+def test_pair_distributions_are_distributions_and_give_pair_epsilon(mechanism, a, b):
+    pa, pb = mechanism.pair_distributions(a, b)
+    assert pa.sum() == pytest.approx(1.0, abs=1e-9) and pb.sum() == pytest.approx(1.0, abs=1e-9)
+    assert np.max(np.abs(np.log(pa / pb))) == pytest.approx(mechanism.pair_epsilon(a, b), rel=1e-9)

@@ -163,3 +163,14 @@ def test_svt34_parallel_and_numerical_svt_layout():
     out = NumericalSVT(cutoff=2)(np.ones(10), 10_000, np.random.default_rng(1))
     flags, values = out[:, :10], out[:, 10:]
     assert np.all((flags == ABOVE).sum(axis=1) <= 2) and np.all(values[flags != ABOVE] == 0.0)
+
+
+@pytest.mark.slow
+def test_svt6_lower_value_is_the_exact_epsilon_of_the_witness_pair():
+    """All 1024 patterns by quadrature (about 10 s): ⊤⁵⊥⁵ is the pair's worst pattern."""
+    mech = SparseVectorTechnique6()
+    assert mech.pair_epsilon(*SVT6_WITNESS) == pytest.approx(mech.truth.epsilon, rel=1e-12)
+
+
+def test_svt5_pair_epsilon_is_infinite_on_its_witness():
+    assert SparseVectorTechnique5().pair_epsilon([2.0] * 5 + [0.0] * 5, [1.0] * 10) == math.inf
