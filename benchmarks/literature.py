@@ -72,23 +72,23 @@ NOTES = {
     "laplace": "1-D output, threshold events are optimal: only sampling width",
     "truncated-geometric": "{z ≥ 2} has ratio exactly 9/8 and is a threshold event: only sampling width",
     "noisy-hist1": "Fisher direction ≈ the changed bin: near-optimal; sampling width",
-    "noisy-hist2": "as NoisyHist1",
+    "noisy-hist2": "DP-Sniper is capped at ln(1/c) = ln 100 = 4.605 by its probability floor c = 0.01",
     "report-noisy-max1": "index as a number; {index = 0} is a threshold event here: sampling width",
     "report-noisy-max2": "as ReportNoisyMax1",
     "report-noisy-max3": "left tail of the value is the optimal event: sampling width",
-    "report-noisy-max4": "true ε = ∞; bound grows with samples (events near the support edge are rare)",
-    "svt1": "⊤/⊥ patterns ranked by a linear (Fisher) score, not by likelihood ratio",
+    "report-noisy-max4": "true ε = ∞: the bound grows with samples (outputs near the support edge are rare)",
+    "svt1": "linear score on ⊤/⊥ patterns is at the ideal single event: sample count",
     "svt2": "as SVT1",
-    "svt3": "linear score on flags + values; the loss-0.5 outputs have probability ~1e-7",
-    "svt4": "⊤/⊥ patterns ranked by a linear score, not by likelihood ratio",
-    "svt5": "pattern impossible under one input: δ > 0 certified",
+    "svt3": "flags + values under one linear score (statistic may limit); loss-0.5 outputs have probability ~1e-7",
+    "svt4": "as SVT1",
+    "svt5": "a pattern of probability 0.049 is impossible under the other input: δ > 0 certified",
     "svt6": "pattern of probability 4.4e-4 carries 0.41; DP-Sniper's c = 0.01 floor cannot use it",
     "rappor": "linear score on the 6 differing bits is the likelihood ratio: sampling width",
     "one-time-rappor": "as Rappor",
-    "laplace-parallel": "loss near 0.1 needs all 20 copies in the tails: rare for any auditor",
-    "svt34-parallel": "30 mixed flag/value columns under one linear score",
+    "laplace-parallel": "loss near 0.1 needs all 20 copies in the tails; sum of copies is not the exact LR",
+    "svt34-parallel": "30 mixed flag/value columns under one linear score (statistic may limit)",
     "prefix-sum": "the last prefix sum is the sum statistic: near-optimal linear",
-    "numerical-svt": "flags + values under one linear score; exact ε unknown",
+    "numerical-svt": "flags + values under one linear score (statistic may limit); exact ε unknown",
 }
 
 
@@ -274,10 +274,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--only", nargs="+", default=None, help="suite file stems to run (default: all)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--resume", action="store_true", help="keep finished entries of OUT/literature.json")
+    parser.add_argument("--render", action="store_true", help="only redraw OUT/literature.md from OUT/literature.json")
     args = parser.parse_args(argv)
     samples = list(dict.fromkeys(args.samples + ([EQUAL_DRAWS_SAMPLES] if args.equal_draws else [])))
-    data = run_literature(samples, jobs=args.jobs, statistic=args.statistic, only=args.only,
-                          out=args.out, resume=args.resume)
+    if args.render:
+        data = json.loads((Path(args.out) / "literature.json").read_text())
+    else:
+        data = run_literature(samples, jobs=args.jobs, statistic=args.statistic, only=args.only,
+                              out=args.out, resume=args.resume)
     table = render_markdown(data, samples)
     write_atomic(Path(args.out) / "literature.md", table.encode())
     print(table)
