@@ -34,7 +34,6 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -363,6 +362,12 @@ def murmur3_32(data: bytes, seed: int = 0) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def _check_probability(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}")
+    return float(value)
+
+
 class _BloomResponse(LiteratureMechanism):
     """Randomized response on the Bloom filter of an integer value (RAPPOR's report)."""
 
@@ -377,6 +382,9 @@ class _BloomResponse(LiteratureMechanism):
         self.domain = (low, high)
         self._init_claim(epsilon, relation)
         self.input_dim = 1
+        exact = self.domain_epsilon()
+        self.truth = LiteratureTruth(TruthKind.EXACT, exact, exact,
+                                     "per-bit losses summed over differing Bloom bits, maximised over the domain")
 
     def bloom_bits(self, value: int) -> np.ndarray:
         """The Bloom filter of ``value``: bit mmh3(str(value), seed=i) mod m set for i < h."""
@@ -430,10 +438,6 @@ class _BloomResponse(LiteratureMechanism):
         probability = np.where(self.bloom_bits(int(queries[0])), self.p_one, self.p_zero)
         return (rng.random((size, self.filter_size)) < probability).astype(np.float64)
 
-    @cached_property
-    def _exact(self) -> float:
-        return self.domain_epsilon()
-
 
 class Rappor(_BloomResponse):
     """RAPPOR's report: Bloom filter, permanent then instantaneous randomized response
@@ -453,8 +457,7 @@ class Rappor(_BloomResponse):
     def __init__(self, hashes: int = 4, filter_size: int = 20, f: float = 0.75, p: float = 0.45,
                  q: float = 0.55, domain: tuple[int, int] = (-10, 10), relation: Any = "add-remove") -> None:
         for name, value in (("f", f), ("p", p), ("q", q)):
-            if not (isinstance(value, (int, float)) and 0 < value < 1):
-                raise ValueError(f"`{name}` must be in (0, 1), got {value!r}")
+            _check_probability(name, value)
         if not p < q:
             raise ValueError(f"`p` must be < `q`, got p={p!r}, q={q!r}")
         self.f, self.p, self.q = float(f), float(p), float(q)
@@ -462,8 +465,6 @@ class Rappor(_BloomResponse):
         self.p_zero = 0.5 * f * (p + q) + (1 - f) * p
         claimed = hashes * math.log(self.p_one * (1 - self.p_zero) / (self.p_zero * (1 - self.p_one)))
         super().__init__(claimed, hashes, filter_size, tuple(domain), relation)
-        self.truth = LiteratureTruth(TruthKind.EXACT, self._exact, self._exact,
-                                     "per-bit losses summed over differing Bloom bits, maximised over the domain")
 
     @property
     def parameters(self):
@@ -480,14 +481,10 @@ class OneTimeRappor(_BloomResponse):
 
     def __init__(self, hashes: int = 4, filter_size: int = 20, f: float = 0.95,
                  domain: tuple[int, int] = (-10, 10), relation: Any = "add-remove") -> None:
-        if not (isinstance(f, (int, float)) and 0 < f < 1):
-            raise ValueError(f"`f` must be in (0, 1), got {f!r}")
-        self.f = float(f)
+        self.f = _check_probability("f", f)
         self.p_one, self.p_zero = 1 - 0.5 * f, 0.5 * f
         claimed = 2 * hashes * math.log(self.p_one / self.p_zero)
         super().__init__(claimed, hashes, filter_size, tuple(domain), relation)
-        self.truth = LiteratureTruth(TruthKind.EXACT, self._exact, self._exact,
-                                     "per-bit losses summed over differing Bloom bits, maximised over the domain")
 
     @property
     def parameters(self):
