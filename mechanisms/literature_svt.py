@@ -119,6 +119,14 @@ def pattern_probability(pattern: Sequence[float], queries: Sequence[float], thre
                      for a, b in zip(points[:-1], points[1:]) if b > a)
 
 
+def _check_queries(queries: Any) -> int:
+    """k, at most 32,767 so that counts of ⊤ answers fit the sampler's int16 running sums."""
+    queries = check_int("queries", queries)
+    if queries > 32_767:
+        raise ValueError(f"`queries` must be at most 32767, got {queries!r}")
+    return queries
+
+
 def halting_patterns(queries: int) -> list[tuple[float, ...]]:
     """The k + 1 possible patterns of a cutoff-1 sparse vector: ⊤ at query i, or never."""
     patterns = [(BELOW,) * i + (ABOVE,) + (HALTED,) * (queries - i - 1) for i in range(queries)]
@@ -142,7 +150,7 @@ class _SparseVector(LiteratureMechanism):
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
             raise TypeError(f"`threshold` must be a finite number, got {threshold!r}")
         self.threshold = float(threshold)
-        self.input_dim = check_int("queries", queries)
+        self.input_dim = _check_queries(queries)
         eps1 = self.rho_share * self.epsilon
         eps2 = self.epsilon - eps1
         self.eps2 = eps2
@@ -167,7 +175,7 @@ class _SparseVector(LiteratureMechanism):
             above = noisy >= rho + self.threshold
         flags = above.astype(np.float64)
         if self.halts:
-            answered_before = np.cumsum(above, axis=1) - above
+            answered_before = np.cumsum(above, axis=1, dtype=np.int16) - above
             flags[answered_before >= self.cutoff] = HALTED
         if not self.releases_values:
             return flags
@@ -353,7 +361,7 @@ class NumericalSVT(LiteratureMechanism):
         self._init_claim(epsilon, relation)
         self.cutoff = check_int("cutoff", cutoff)
         self.threshold = float(threshold)
-        self.input_dim = check_int("queries", queries)
+        self.input_dim = _check_queries(queries)
         self.truth = LiteratureTruth(TruthKind.HOLDS, None, self.epsilon,
                                      "Wang et al., PLDI 2019 (ShadowDP proof)")
 
@@ -363,7 +371,7 @@ class NumericalSVT(LiteratureMechanism):
         above = queries + laplace_noise(rng, 6.0 * c / eps, (size, k)) >= rho + self.threshold
         released = queries + laplace_noise(rng, 3.0 * c / eps, (size, k))
         flags = above.astype(np.float64)
-        flags[np.cumsum(above, axis=1) - above >= c] = HALTED
+        flags[np.cumsum(above, axis=1, dtype=np.int16) - above >= c] = HALTED
         return np.hstack([flags, np.where(flags == ABOVE, released, 0.0)])
 
     @property
