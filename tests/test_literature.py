@@ -250,22 +250,29 @@ def test_custom_scenario_file_errors_name_the_key(tmp_path):
         scenarios.load(path)
 
 
-@pytest.mark.parametrize("name", ["noisy-hist2", "svt5"])
-def test_suite_smoke_clearly_buggy_variants_are_violated(name):
-    """CI smoke test at 20,000 samples per side and phase, the files' own seeds.
+#: Clearly buggy variants whose verdict the smoke test asserts (see its docstring).
+SMOKE_VIOLATED = ("noisy-hist2", "svt5")
 
-    Why detection is near-certain there: NoisyHist2's ideal event {Y₁ ≥ 1} has probability ½
-    under one input and ½e^{−10} = 2.3e-5 under the other, so at n = 20,000 its counts are about
-    10,000 against 0.45; even with the count at its 1e-6 quantile (≤ 6) the Clopper–Pearson
-    bounds at any Bonferroni level used here certify ε ≳ 6 ≫ 0.1.  SVT5's pattern ⊤⁵⊥⁵ has
-    probability 1 − e^{−1/20} = 0.0488 under one input and exactly 0 under the other (module
-    docstring), about 975 against 0 counts: δ > 0 is certified unless the engine's event misses
-    the pattern entirely.  The margins leave room for an engine statistic far from ideal.
+
+@pytest.mark.parametrize("path", scenarios.bundled_suite("literature"), ids=lambda p: p.stem)
+def test_suite_smoke_at_10000_samples(path):
+    """CI smoke test: every file audits end to end at 10,000 samples per side and phase (its own seed).
+
+    Verdicts are asserted only where detection is near-certain at that size.  NoisyHist2's ideal
+    event {Y₁ ≥ 1} has probability ½ under one input and ½e^{−10} = 2.3e-5 under the other:
+    about 5,000 counts against 0.23, and even a count at its 1e-6 quantile (≤ 5) leaves
+    Clopper–Pearson bounds at the engine's levels certifying ε ≳ 5 ≫ 0.1.  SVT5's pattern ⊤⁵⊥⁵
+    has probability 1 − e^{−1/20} = 0.0488 under one input and exactly 0 under the other (module
+    docstring): about 488 against 0 counts, P(count < 400) < 1e-4, so δ > 0 is certified unless
+    the engine's event misses the pattern entirely.  The margins leave room for a statistic far
+    from ideal.  The other verdicts are not asserted: at this size they are not near-certain.
     """
-    spec = scenarios.load(next(p for p in scenarios.bundled_suite("literature") if p.stem == name))
-    report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=20_000,
+    spec = scenarios.load(path)
+    report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=10_000,
                        confidence=spec.confidence, seed=spec.seed, progress=False)
-    assert report.verdict.value == "VIOLATED"
+    assert report.scenario["vouched"] and report.epsilon_lower_bound >= 0.0
+    if path.stem in SMOKE_VIOLATED:
+        assert report.verdict.value == "VIOLATED"
 
 
 @pytest.mark.parametrize("mechanism", [ReportNoisyMax1(), ReportNoisyMax2()], ids=lambda m: type(m).__name__)
