@@ -309,3 +309,18 @@ def test_pair_distributions_are_distributions_and_give_pair_epsilon(mechanism, a
     pa, pb = mechanism.pair_distributions(a, b)
     assert pa.sum() == pytest.approx(1.0, abs=1e-9) and pb.sum() == pytest.approx(1.0, abs=1e-9)
     assert np.max(np.abs(np.log(pa / pb))) == pytest.approx(mechanism.pair_epsilon(a, b), rel=1e-9)
+
+
+def test_benchmark_equal_draws_and_ideal_event():
+    """Equal draws: at most DP-Sniper's 2.214e8 per side and within 0.5% of it.  The ideal single
+    event is below the pair's exact ε, grows with N and reaches it in the limit (within 1% at 1e12)."""
+    from benchmarks.literature import (DPSNIPER_DRAWS_PER_SIDE, EQUAL_DRAWS_SAMPLES,
+                                       engine_draws_per_side, ideal_single_event)
+
+    draws = engine_draws_per_side(EQUAL_DRAWS_SAMPLES, 10)
+    assert DPSNIPER_DRAWS_PER_SIDE * 0.995 <= draws <= DPSNIPER_DRAWS_PER_SIDE
+    spec = scenarios.load(next(p for p in scenarios.bundled_suite("literature") if p.stem == "truncated-geometric"))
+    pair = spec.scenario.pairs[0]
+    values = [ideal_single_event(spec.mechanism, pair, n, spec.claim, spec.confidence) for n in (10**6, 10**8, 10**12)]
+    exact = spec.mechanism.pair_epsilon(pair.base, pair.neighbor)
+    assert values[0] < values[1] < values[2] <= exact and values[2] >= 0.99 * exact
