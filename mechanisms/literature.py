@@ -271,29 +271,31 @@ class _ReportNoisyMax(LiteratureMechanism):
 class ReportNoisyMax1(_ReportNoisyMax):
     """argmax_i (q_i + Lap(2/ε)): the index (Ding et al. 2018, Alg. 5; correct).
 
-    Truth: ε-DP for component-wise neighbours (Dwork & Roth 2014, Claim 3.9, with the scale
-    doubled because answers may move in opposite directions); the exact sup is unknown.
+    Truth: ε-DP for component-wise neighbours, by the argument of Dwork & Roth 2014, Claim 3.9:
+    with the other noises fixed, i wins iff its noise exceeds a cut-off that moves by at most 2
+    between neighbours (q_i down by 1, a rival up by 1), and a Lap(b) tail changes by at most
+    e^{2/b} = e^ε over a shift of 2.  The exact sup over inputs is unknown.
     """
 
     exponential, report_value = False, False
 
     def _truth(self):
         return LiteratureTruth(TruthKind.HOLDS, None, self.epsilon,
-                               "report noisy max with Lap(2/ε) (Dwork & Roth 2014, Claim 3.9)")
+                               "report noisy max with Lap(2/ε) (Dwork & Roth 2014, Claim 3.9; docstring)")
 
 
 class ReportNoisyMax2(_ReportNoisyMax):
     """argmax_i (q_i + Exp(2/ε)): the index (Ding et al. 2018, Alg. 6; correct).
 
-    Truth: ε-DP (Ding et al. 2018, Alg. 6; it is permute-and-flip, McKenna & Sheldon 2020); the
-    exact sup is unknown.
+    Truth: ε-DP, by the argument of :class:`ReportNoisyMax1`: the Exp(b) survival function
+    changes by at most e^{2/b} = e^ε when its argument moves by 2.  The exact sup is unknown.
     """
 
     exponential, report_value = True, False
 
     def _truth(self):
         return LiteratureTruth(TruthKind.HOLDS, None, self.epsilon,
-                               f"noisy max with exponential noise is ε-DP ({_DING}, Alg. 6)")
+                               f"noisy max with Exp(2/ε) noise is ε-DP ({_DING}, Alg. 6; docstring)")
 
 
 class ReportNoisyMax3(_ReportNoisyMax):
