@@ -67,6 +67,13 @@ DPSNIPER_NAMES = {
     "svt34-parallel": "SVT34Parallel", "prefix-sum": "PrefixSum", "numerical-svt": "NumericalSVT",
 }
 
+#: DP-Sniper's input domains (S&P 2021 experiments): component-wise neighbours?, value range.
+PATTERN_DOMAINS = {
+    "laplace": (False, -10, 10), "truncated-geometric": (False, 0, 5), "noisy-hist1": (False, 0, 10),
+    "noisy-hist2": (False, 0, 10), "rappor": (False, -10, 10), "one-time-rappor": (False, -10, 10),
+    "laplace-parallel": (False, -10, 10),
+}
+
 #: Why a row falls short of the truth or of DP-Sniper (structural; the numbers are in the table).
 NOTES = {
     "laplace": "1-D output, threshold events are optimal: only sampling width",
@@ -160,36 +167,56 @@ def _audit(spec, samples: int, jobs: int, statistic: Optional[str]) -> dict:
             "draws_per_side": engine_draws_per_side(samples, report.runtime["output_dim"])}
 
 
+def pattern_scenario(stem: str, spec) -> Any:
+    """All of StatDP's input patterns on DP-Sniper's domain for this mechanism (vouched pairs)."""
+    from mechanisms.literature_base import statdp_patterns
+
+    component_wise, low, high = PATTERN_DOMAINS.get(stem, (True, -10, 10))
+    pairs = statdp_patterns(spec.mechanism.input_dim, component_wise, low, high)
+    return scenarios.custom(pairs, spec.scenario.relation)
+
+
 def run_literature(samples: Sequence[int], *, jobs: int = 2, statistic: Optional[str] = None,
                    only: Optional[Sequence[str]] = None, out: Path = DEFAULT_OUT,
-                   resume: bool = False, log=print) -> dict:
-    """Audit the suite at each sample count; save ``literature.json`` after every audit."""
+                   resume: bool = False, patterns: str = "witness", log=print) -> dict:
+    """Audit the suite at each sample count; save ``literature.json`` after every audit.
+
+    ``patterns="witness"`` audits the files' pairs (DP-Sniper's published witnesses);
+    ``"all"`` audits every StatDP pattern of :func:`pattern_scenario` instead (the confidence is
+    split over the pairs, and each pair costs a full audit's draws).
+    """
+    if patterns not in ("witness", "all"):
+        raise ValueError(f"`patterns` must be 'witness' or 'all', got {patterns!r}")
     reference = published()
     path = Path(out) / "literature.json"
     results: dict = {}
     if resume and path.exists():
         results = json.loads(path.read_text()).get("rows", {})
-    meta = {"jobs": jobs, "statistic": statistic, "machine": _machine(),
+    meta = {"jobs": jobs, "statistic": statistic, "patterns": patterns, "machine": _machine(),
             "dpsniper_draws_per_side": DPSNIPER_DRAWS_PER_SIDE}
     for file in scenarios.bundled_suite("literature"):
         stem = file.stem
         if only and stem not in only:
             continue
         spec = scenarios.load(file)
+        if patterns == "all":
+            from dataclasses import replace
+
+            spec = replace(spec, scenario=pattern_scenario(stem, spec))
         row = results.setdefault(stem, {"runs": []})
         truth = spec.mechanism.truth
         row.update({"name": spec.name, "mechanism": spec.mechanism.name, "claim": spec.claim.epsilon,
                     "truth": truth.describe(), "truth_kind": truth.kind.value,
-                    "expected": spec.expected, "pair": spec.scenario.pairs[0].label,
-                    "pair_epsilon": _pair_epsilon(spec.mechanism, spec.scenario.pairs[0]),
+                    "expected": spec.expected, "pairs": [p.label for p in spec.scenario.pairs],
+                    "pair_epsilon": None if patterns == "all" else _pair_epsilon(spec.mechanism, spec.scenario.pairs[0]),
                     "dpsniper": reference.get(DPSNIPER_NAMES.get(stem, ""), {})})
         for n in samples:
             if any(r["samples"] == n and r.get("requested_statistic") == statistic and r.get("jobs") == jobs
                    for r in row["runs"]):
                 continue
             run = _audit(spec, n, jobs, statistic)
-            run["ideal_single_event"] = ideal_single_event(spec.mechanism, spec.scenario.pairs[0], n,
-                                                           spec.claim, spec.confidence)
+            run["ideal_single_event"] = None if patterns == "all" else ideal_single_event(
+                spec.mechanism, spec.scenario.pairs[0], n, spec.claim, spec.confidence)
             run.update({"requested_statistic": statistic, "jobs": jobs})
             row["runs"] = [r for r in row["runs"] if r["samples"] != n] + [run]
             log(f"{stem:22s} N={n:>11,d}  ε_lb={run['epsilon_lb']:.4g}  {run['verdict']:11s} "
@@ -245,7 +272,8 @@ def render_markdown(data: dict, samples: Sequence[int]) -> str:
         cells.append(NOTES.get(stem, ""))
         lines.append("| " + " | ".join(cells) + " |")
     meta = data["meta"]
-    lines += ["", f"N = samples per side per phase; V = VIOLATED. dpaudit: 99% confidence jointly over every "
+    pairs = ("every StatDP pattern" if meta.get("patterns") == "all" else "DP-Sniper's witness pair")
+    lines += ["", f"N = samples per side per phase; V = VIOLATED. dpaudit: {pairs}, 99% confidence jointly over every "
               f"printed bound, {meta['jobs']} jobs, statistic {meta['statistic'] or 'engine default'}; "
               f"machine: {meta['machine']}.  DP-Sniper: 90% Clopper–Pearson lower bound, "
               f"{DPSNIPER_DRAWS_PER_SIDE:.4g} draws per side on its witness pair (plus its search), "
@@ -274,6 +302,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--only", nargs="+", default=None, help="suite file stems to run (default: all)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--resume", action="store_true", help="keep finished entries of OUT/literature.json")
+    parser.add_argument("--patterns", choices=("witness", "all"), default="witness",
+                        help="the files' witness pair, or every StatDP pattern (default: witness)")
     parser.add_argument("--render", action="store_true", help="only redraw OUT/literature.md from OUT/literature.json")
     args = parser.parse_args(argv)
     samples = list(dict.fromkeys(args.samples + ([EQUAL_DRAWS_SAMPLES] if args.equal_draws else [])))
@@ -281,7 +311,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         data = json.loads((Path(args.out) / "literature.json").read_text())
     else:
         data = run_literature(samples, jobs=args.jobs, statistic=args.statistic, only=args.only,
-                              out=args.out, resume=args.resume)
+                              out=args.out, resume=args.resume, patterns=args.patterns)
     table = render_markdown(data, samples)
     write_atomic(Path(args.out) / "literature.md", table.encode())
     print(table)

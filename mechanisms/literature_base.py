@@ -32,7 +32,7 @@ from ._validation import check_finite_positive, check_size
 from .claims import PureDP, as_relation
 from .laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
 
-__all__ = ["TruthKind", "LiteratureTruth", "LiteratureMechanism", "laplace_noise"]
+__all__ = ["TruthKind", "LiteratureTruth", "LiteratureMechanism", "laplace_noise", "statdp_patterns"]
 
 
 class TruthKind(str, Enum):
@@ -103,6 +103,32 @@ class LiteratureTruth:
         if self.kind is TruthKind.HOLDS:
             return f"≤ {show(self.upper)} (proof)"
         return "unknown"
+
+
+def statdp_patterns(dimensions: int, component_wise: bool, low: float = -10.0,
+                    high: float = 10.0) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """StatDP's input patterns (Ding et al. 2018, Sec. 5), as DP-Sniper generates them.
+
+    Base a = (1, …, 1); "one above" b = (0, 1, …, 1) and "one below" b = (2, 1, …, 1); with
+    component-wise neighbours also "one above rest below" (2, 0, …, 0), "one below rest above"
+    (0, 2, …, 2), "half half" (2, …, 2, 0, …, 0) with ⌊d/2⌋ twos, "all above" (2, …, 2), "all below"
+    (0, …, 0), and "X shape" a = (1, …, 1, 0, …, 0) against b = (0, …, 0, 1, …, 1).  Values are
+    clipped to [low, high].  Each pair stands for both orders (the engine audits both).
+    """
+    d, h = dimensions, dimensions // 2
+    ones = np.ones(d)
+
+    def vector(*parts):
+        return np.clip(np.concatenate([np.full(n, v, dtype=np.float64) for v, n in parts]), low, high)
+
+    pairs = [(ones, vector((0, 1), (1, d - 1)), "one above"), (ones, vector((2, 1), (1, d - 1)), "one below")]
+    if component_wise:
+        pairs += [(ones, vector((2, 1), (0, d - 1)), "one above rest below"),
+                  (ones, vector((0, 1), (2, d - 1)), "one below rest above"),
+                  (ones, vector((2, h), (0, d - h)), "half half"),
+                  (ones, vector((2, d)), "all above"), (ones, vector((0, d)), "all below"),
+                  (vector((1, h), (0, d - h)), vector((0, h), (1, d - h)), "X shape")]
+    return [(np.clip(a, low, high), b, label) for a, b, label in pairs]
 
 
 def laplace_noise(rng: np.random.Generator, scale: float, shape: Any) -> np.ndarray:

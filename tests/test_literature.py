@@ -334,3 +334,18 @@ def test_report_noisy_max_index_never_exceeds_epsilon_on_random_neighbours(mecha
         q = rng.uniform(-10, 10, 5)
         q2 = q + rng.choice([-1.0, 1.0], 5) * rng.uniform(0.5, 1.0, 5)
         assert mechanism.pair_epsilon(q, q2) <= mechanism.epsilon * (1 + 1e-9)
+
+
+def test_statdp_patterns_match_the_published_witnesses():
+    """Every DP-Sniper witness in the suite files is one of StatDP's patterns (in one order)."""
+    from benchmarks.literature import PATTERN_DOMAINS
+    from mechanisms.literature_base import statdp_patterns
+
+    for path in scenarios.bundled_suite("literature"):
+        spec = scenarios.load(path)
+        component_wise, low, high = PATTERN_DOMAINS.get(path.stem, (True, -10, 10))
+        pair = spec.scenario.pairs[0]
+        found = [label for a, b, label in statdp_patterns(spec.mechanism.input_dim, component_wise, low, high)
+                 if {tuple(a), tuple(b)} == {tuple(pair.base), tuple(pair.neighbor)}]
+        assert found and pair.label.split(",")[0] == found[0], (path.stem, found, pair.label)
+    assert len(statdp_patterns(10, True)) == 8 and len(statdp_patterns(5, False)) == 2
