@@ -104,7 +104,7 @@ class TruncatedGeometric(LiteratureMechanism):
         self.n = check_int("n", n)
         self.k = math.ceil(math.log(2.0 / epsilon))
         if self.k < 1:
-            raise ValueError(f"`epsilon` must be < 2/e so that k = ⌈ln(2/ε)⌉ ≥ 1, got {epsilon!r}")
+            raise ValueError(f"`epsilon` must be < 2 so that k = ⌈ln(2/ε)⌉ ≥ 1, got {epsilon!r}")
         self.d = (2 ** (self.k + 1) + 1) * (2 ** self.k + 1) ** (self.n - 1)
         if self.d >= 2 ** 62:
             raise ValueError(f"`n` = {self.n} with ε = {epsilon!r} overflows the integer sampler")

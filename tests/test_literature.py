@@ -349,3 +349,18 @@ def test_statdp_patterns_match_the_published_witnesses():
                  if {tuple(a), tuple(b)} == {tuple(pair.base), tuple(pair.neighbor)}]
         assert found and pair.label.split(",")[0] == found[0], (path.stem, found, pair.label)
     assert len(statdp_patterns(10, True)) == 8 and len(statdp_patterns(5, False)) == 2
+
+
+def test_constructors_name_bad_parameters():
+    with pytest.raises(ValueError, match="`epsilon` must be < 2"):
+        TruncatedGeometric(epsilon=2.5)
+    with pytest.raises(ValueError, match="`p` must be < `q`"):
+        Rappor(p=0.6, q=0.4)
+    with pytest.raises(ValueError, match="`f` must be in"):
+        OneTimeRappor(f=1.5)
+    with pytest.raises(ValueError, match="`queries` must be at most"):
+        SparseVectorTechnique1(queries=40_000)
+    with pytest.raises(TypeError, match="`threshold`"):
+        SparseVectorTechnique1(threshold="one")
+    with pytest.raises(ValueError, match="`epsilon`"):
+        NoisyHist1(epsilon=-1.0)
