@@ -21,7 +21,7 @@ scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
     delta = 0.1
 
     [scenario]
-    kind = "counting"                    # "counting" | "bounded" | "grouped" (+ groups)
+    kind = "counting"                    # "counting" | "bounded" | "grouped" (+ groups) | "custom"
     d = 1
     n = 10                               # optional, default 10
     relation = "add-remove"              # optional, default "add-remove"
@@ -41,6 +41,9 @@ Rules:
 - If a constructor (or factory) takes a ``relation`` parameter, the scenario's relation is
   passed to it, so the mechanism's claim is stated under the audited relation; a
   ``mechanism.relation`` (or ``claim.relation``) that differs from the scenario's is an error.
+- ``kind = "custom"`` takes inputs that are not datasets of rows (e.g. vectors of query answers),
+  one ``[[scenario.pair]]`` table per pair with ``base``, ``neighbor`` (arrays of numbers) and an
+  optional ``label``; the pairs are vouched for by the file, not checked (:func:`scenarios.custom`).
 - ``callable``: a class, or any object when further keys are given, is called with the keys as
   keyword arguments (a factory); otherwise the object itself is the mechanism.  Importing the
   module runs its code, as any plugin mechanism does; nothing in the file is evaluated.
@@ -72,6 +75,7 @@ import mechanisms
 from mechanisms.claims import ApproxDP, Claim, GaussianDP, PureDP, Relation, as_relation
 
 from . import builders
+from . import scenario as scenario_module
 from .scenario import Scenario
 
 __all__ = ["AuditSpec", "ScenarioFileError", "load", "bundled_suite", "EXPECTED_VALUES"]
@@ -360,8 +364,33 @@ def _build_claim(ctx: _Context, table: dict, relation: Relation) -> Claim:
         raise ctx.rephrase("claim", exc) from None
 
 
-_SCENARIO_KINDS = ("counting", "bounded", "grouped")
+_SCENARIO_KINDS = ("counting", "bounded", "grouped", "custom")
 _SCENARIO_KEYS = ("kind", "d", "n", "relation", "pairs", "count", "seed")
+
+
+def _build_custom_scenario(ctx: _Context, table: dict) -> Scenario:
+    """``kind = "custom"``: [[scenario.pair]] tables of inputs vouched for by the file."""
+    ctx.unknown_keys(table, "scenario", ("kind", "relation", "pair"), "a custom scenario")
+    relation = ctx.string(table, "scenario", "relation", ("add-remove", "replace"), "add-remove")
+    entries = table.get("pair")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise ctx.error("scenario.pair", "must be one or more [[scenario.pair]] tables", entries)
+    pairs = []
+    for index, entry in enumerate(entries):
+        key = f"scenario.pair[{index}]"
+        ctx.unknown_keys(entry, key, ("base", "neighbor", "label"), "a custom pair")
+        arrays = []
+        for name in ("base", "neighbor"):
+            value = entry.get(name)
+            if not isinstance(value, list) or not value or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                raise ctx.error(f"{key}.{name}", "must be a non-empty array of numbers", value)
+            arrays.append(value)
+        pairs.append((*arrays, ctx.string(entry, key, "label", default=f"pair #{index}")))
+    try:
+        return scenario_module.custom(pairs, relation)
+    except (TypeError, ValueError) as exc:
+        raise ctx.rephrase("scenario", exc) from None
 
 
 def _build_scenario(ctx: _Context, table: dict) -> Scenario:
@@ -374,8 +403,10 @@ def _build_scenario(ctx: _Context, table: dict) -> Scenario:
             raise ctx.rephrase("scenario", exc) from None
     kind = ctx.string(table, "scenario", "kind", _SCENARIO_KINDS)
     if kind is None:
-        raise ctx.error("scenario.kind", "is missing (one of \"counting\", \"bounded\", \"grouped\")",
-                        show_value=False)
+        raise ctx.error("scenario.kind", "is missing (one of \"counting\", \"bounded\", \"grouped\", "
+                        "\"custom\")", show_value=False)
+    if kind == "custom":
+        return _build_custom_scenario(ctx, table)
     allowed = _SCENARIO_KEYS + (("groups",) if kind == "grouped" else ())
     ctx.unknown_keys(table, "scenario", allowed, f"a {kind} scenario")
     for name in ("d",) + (("groups",) if kind == "grouped" else ()):
@@ -501,10 +532,11 @@ def bundled_suite(name: str = "default") -> list[Path]:
 
     ``"default"`` gives the files directly in ``suite/``; ``"thirdparty"`` those in
     ``suite/thirdparty/`` (audits of other libraries' mechanisms, which need the optional
-    ``thirdparty`` dependencies).  Located with :mod:`importlib.resources`, so it works from an
+    ``thirdparty`` dependencies); ``"literature"`` those in ``suite/literature/`` (the
+    DP-testing literature's benchmark mechanisms, :mod:`mechanisms.literature`).  Located with :mod:`importlib.resources`, so it works from an
     installed package.
     """
-    folders = {"default": (), "thirdparty": ("thirdparty",)}
+    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",)}
     if name not in folders:
         raise ValueError(f"`name` must be one of {tuple(folders)}, got {name!r}")
     root = resources.files("scenarios").joinpath("suite")

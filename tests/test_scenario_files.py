@@ -52,7 +52,7 @@ def test_suite_is_bundled_and_excludes_thirdparty():
     assert all(path.suffix == ".toml" and path.parent.name == "suite" for path in SUITE)
     assert [p.name for p in SUITE] == sorted(p.name for p in SUITE)
     assert all(path.parent.name == "thirdparty" for path in bundled_suite("thirdparty"))
-    with pytest.raises(ValueError, match=r"`name` must be one of \('default', 'thirdparty'\), got 'all'"):
+    with pytest.raises(ValueError, match=r"`name` must be one of \('default', 'thirdparty', 'literature'\), got 'all'"):
         bundled_suite("all")
 
 
@@ -201,7 +201,7 @@ MALFORMED = [
     ("missing scenario field", variant({"d = 1\n": ""}),
      "scenario.d", "is missing (required by a counting scenario)"),
     ("unknown scenario kind", variant({'kind = "counting"': 'kind = "tabular"'}),
-     "scenario.kind", 'must be one of "counting", "bounded", "grouped", got "tabular"'),
+     "scenario.kind", 'must be one of "counting", "bounded", "grouped", "custom", got "tabular"'),
     ("scenario key of another kind", variant({"d = 1": "d = 1\ngroups = 2"}),
      "scenario.groups", "is not a known key of a counting scenario"),
     ("scenario d wrong type", variant({"d = 1": 'd = "1"'}),
