@@ -1,19 +1,23 @@
 """``run_audit``: Monte Carlo evidence about a mechanism's privacy claim.
 
 For every distinct neighbour pair (D, D') of the scenario (a pair and its exact reverse are one
-pair: both directions are always audited) the engine runs four phases, each on fresh samples:
+pair: both directions are always audited) the engine runs four phases, each on fresh samples, with
+``samples`` draws per pair and side in total split between them by :mod:`audit.allocation`:
 
 1. *training*: the test statistic T is learned (:mod:`audit.statistics`): Fisher's discriminant
-   w = Σ⁻¹(m' − m) of vector outputs from at most ``DIRECTION_SAMPLES`` draws per side (T = M(·)
-   in 1-D, with no training), or a categorical, binned or classifier score, or ``"auto"``'s choice
-   among them, from at most ``LEARN_SAMPLES`` draws per side of a 1-D output;
+   w = Σ⁻¹(m' − m) of vector outputs (T = M(·) in 1-D, with no training), or a categorical, binned
+   or classifier score, or ``"auto"``'s choice among them;
 2. *pilot*: the range of T on a few draws places a fine histogram (under/overflow bins keep
    everything outside it);
-3. *selection*: histograms of T on ``samples`` draws per side choose which threshold events to
-   certify, one per reported quantity (:mod:`audit.selection`);
-4. *certification*: histograms on ``samples`` fresh draws count the chosen events; Clopper–Pearson
-   bounds turn the counts into certified (α_hi, β_hi) points and these into lower bounds on ε(δ),
-   δ(ε) and μ, a trade-off band, and the verdict.
+3. *selection*: histograms of T choose which threshold events to certify, one per reported
+   quantity (:mod:`audit.selection`);
+4. *certification*: histograms on fresh draws count the chosen events; Clopper–Pearson bounds turn
+   the counts into certified (α_hi, β_hi) points and these into lower bounds on ε(δ), δ(ε) and μ,
+   a trade-off band, and the verdict.
+
+With ``early_stopping`` (the default) selection and certification proceed in looks at 1/16, 1/4
+and all of their draws, each look with its own share of the failure budget, and the audit stops at
+the first look that certifies a violation (:mod:`audit.selection`, "Looks").
 
 Events are chosen on samples independent of those that certify them, and the Bonferroni
 accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
@@ -45,21 +49,18 @@ from .checkpoint import load_state, save_state
 from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+from .allocation import Allocation, allocate, training_draws
 from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
                        chunk_rng, run_chunk)
 from .search import is_search, resolve_search
-from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, statistic_label,
-                         training_plan, training_samples)
-from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
+from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, needs_training,
+                         statistic_label, training_plan)
+from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, headline_slots,
                         select_events)
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
 ENGINE_VERSION = "2"
-#: Draws per side used to learn the discriminant direction of vector outputs.
-DIRECTION_SAMPLES = 1_000_000
-#: Draws per side of the pilot that places the histogram.
-PILOT_SAMPLES = 65_536
 #: Histogram bins of the test statistic.
 BINS = 1 << 15
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
@@ -67,10 +68,11 @@ PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.
 _CLAIM_TYPES = (ApproxDP, PureDP, GaussianDP)
 
 
-def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 1_000_000,
+def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 2_000_000,
               confidence: float = 0.95, seed: Optional[int] = None, n_jobs: int = 1,
               backend: str = "loky", progress: bool = True, checkpoint: Any = None,
-              accuracy: bool = True, statistic: Any = "auto", **backend_options) -> AuditReport:
+              accuracy: bool = True, statistic: Any = "auto", early_stopping: bool = True,
+              **backend_options) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on the neighbouring pairs of ``scenario``.
 
     Parameters
@@ -83,7 +85,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     claim : ApproxDP, PureDP or GaussianDP, optional
         Defaults to ``mechanism.claim``.  Its relation must be the scenario's.
     samples : int
-        Draws per pair, per side, per phase (selection and certification).
+        Draws per pair and per side in total, over all phases (:mod:`audit.allocation`: training
+        of a learned statistic, pilot, 25% of the rest to selection, 75% to certification).
     confidence : float
         Every bound in the report holds simultaneously with at least this probability.
     seed : int, optional
@@ -99,6 +102,9 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         ``"auto"`` (default: chosen per pair on training samples), ``"linear"``, ``"categorical"``,
         ``"binned"``, ``"classifier"`` (or ``audit.statistics.Classifier(estimator, features)``), or
         a callable ``outputs (n, k) -> scores (n,)``.  Learned on its own training samples.
+    early_stopping : bool
+        Look at the evidence after 1/16 and 1/4 of the selection and certification draws and stop
+        at the first look that certifies a violation (the failure budget is split over the looks).
 
     Returns
     -------
@@ -115,30 +121,38 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     n_jobs = check_n_jobs(n_jobs)
     backend = check_backend(backend)
     statistic = check_statistic(statistic)
+    if not isinstance(early_stopping, bool):
+        raise TypeError(f"`early_stopping` must be True or False, got {early_stopping!r}")
     entropy = _resolve_seed(seed, checkpoint)
     # A pair search (issue 13) runs on exploration samples only; see audit/search.py.
     scenario = resolve_search(mechanism, name, scenario, claim, entropy=entropy, n_jobs=n_jobs,
                               backend=backend, progress=progress, **backend_options)
     pairs, covers = _distinct_pairs(scenario.pairs)
-    budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))
-    _check_enough_samples(samples, budget, claim, confidence)
 
     labels = tuple(pair.label for pair in pairs)
     datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
+    n_train = training_draws(samples, output_dim, needs_training(statistic, output_dim))
+    allocation = allocate(samples, n_train, early_stopping=early_stopping)
+    budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs),
+                    LOOK_SHARES if allocation.looks > 1 else (1.0,))
+    _check_enough_samples(samples, allocation.certification, budget, claim, confidence)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
     fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                               statistic_label(statistic))
+                               statistic_label(statistic), allocation)
 
-    plans = {}
-    n_train = training_samples(statistic, samples, output_dim, DIRECTION_SAMPLES)
+    plans, segments = {}, {}
     if n_train:
         plans[Phase.TRAINING] = chunk_plan(n_train, chunk)
         job = _replace(job, training=training_plan(statistic, n_train, chunk, output_dim))
-    plans[Phase.PILOT] = chunk_plan(min(samples, PILOT_SAMPLES), chunk)
-    plans[Phase.SELECTION] = chunk_plan(samples, chunk)
-    plans[Phase.CERTIFICATION] = chunk_plan(samples, chunk)
+    plans[Phase.PILOT] = chunk_plan(allocation.pilot, chunk)
+    for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
+                        (Phase.CERTIFICATION, allocation.certification_ends)):
+        parts = [chunk_plan(size, chunk) for size in allocation.segments(ends)]
+        plans[phase] = [size for part in parts for size in part]
+        bounds = np.cumsum([0] + [len(part) for part in parts])
+        segments[phase] = [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
     total = sum(len(plan) for plan in plans.values()) * 2 * len(pairs)
 
     executor = make_executor(backend, n_jobs, **backend_options)
@@ -152,9 +166,13 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         job = run.job = _replace(job, statistics=statistics)
         binnings = run.pilot()
         job = run.job = _replace(job, binnings=binnings)
-        selection = run.histograms(Phase.SELECTION)
-        events = select_events(selection, claim, budget)
-        certification = run.histograms(Phase.CERTIFICATION)
+        for look in range(allocation.looks):
+            selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
+            certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
+            events = select_events(selection, claim, budget, certification[0].n, look)
+            certified = certify(events, certification, binnings)
+            if _violates(certified, claim):
+                break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
             from .accuracy import run_accuracy_audit
@@ -165,13 +183,24 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
             accuracy_report = run_accuracy_audit(
                 mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
                 seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
-    certified = certify(events, certification, binnings)
 
+    used = {"look": look + 1, "looks": allocation.looks, "stopped_early": look + 1 < allocation.looks,
+            "selection": allocation.selection_ends[look],
+            "certification": allocation.certification_ends[look]}
+    used["per_side"] = allocation.training + allocation.pilot + used["selection"] + used["certification"]
     statistic_info = {"option": statistic_label(statistic), "training_samples": n_train,
                       "pairs": [dict(s.to_dict(), **notes) for s, (_, notes) in zip(statistics, fitted)]}
-    return _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
-                     statistic_info, accuracy_report, entropy, samples, confidence, started,
-                     {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
+    report = _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
+                       statistic_info, accuracy_report, entropy, samples, confidence, started,
+                       {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
+    return _replace(report, allocation=dict(allocation.to_dict(), used=used))
+
+
+def _violates(certified, claim) -> bool:
+    """Whether some certified point lies below the claimed trade-off curve (the verdict)."""
+    alpha_hi = np.array([c.alpha_hi for c in certified])
+    beta_hi = np.array([c.beta_hi for c in certified])
+    return bool(below_curve(alpha_hi, beta_hi, claim.tradeoff).any())
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -215,20 +244,22 @@ def _resolve_seed(seed, checkpoint) -> int:
     return int(np.random.SeedSequence().entropy)
 
 
-def _check_enough_samples(samples, budget, claim, confidence):
+def _check_enough_samples(samples, certification, budget, claim, confidence):
     """Refuse a run that could not certify anything even from perfectly separated outputs."""
     level = budget.headline_level
-    best_a = float(cp_lower(samples, samples, level))
-    best_b = float(cp_upper(0, samples, level))
-    if float(epsilon_lower_bound(best_b, 1.0 - best_a, claim.reference_delta)) <= 0.0:
-        needed = 1
-        while float(epsilon_lower_bound(float(cp_upper(0, needed, level)),
-                                        1.0 - float(cp_lower(needed, needed, level)),
-                                        claim.reference_delta)) <= 0.0:
+
+    def hopeless(n):
+        return float(epsilon_lower_bound(float(cp_upper(0, n, level)), 1.0 - float(cp_lower(n, n, level)),
+                                         claim.reference_delta)) <= 0.0
+
+    if hopeless(certification):
+        needed = certification
+        while hopeless(needed):
             needed *= 2
         raise ValueError(f"`samples`={samples} is too small to certify anything at confidence "
-                         f"{confidence}: even perfectly separated outputs would give no bound; "
-                         f"use at least {needed}")
+                         f"{confidence}: its {certification} certification draws per side would give "
+                         f"no bound even from perfectly separated outputs; use at least "
+                         f"{math.ceil(samples * needed / max(certification, 1))}")
 
 
 def _distinct_pairs(pairs):
@@ -265,11 +296,11 @@ def _digest(value) -> str:
 
 
 def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                 statistic) -> str:
+                 statistic, allocation: Allocation) -> str:
     parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
              "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
              "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
-             "bins": BINS, "statistic": statistic}
+             "bins": BINS, "statistic": statistic, "allocation": allocation.to_dict()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -316,14 +347,15 @@ class _PhaseRunner:
             save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
                                    "engine": ENGINE_VERSION}, self.arrays)
 
-    def _run(self, phase: Phase, fold) -> None:
+    def _run(self, phase: Phase, fold, chunks: Optional[range] = None) -> None:
         plan = self.plans[phase]
+        chunks = range(len(plan)) if chunks is None else chunks
         pairs = len(self.job.datasets)
         done_key = f"{phase.name.lower()}_done"
         done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, len(plan)), dtype=bool))
-        self.bar.update(int(done.sum()))
-        tasks = [ChunkTask(p, s, phase, c, size) for p in range(pairs) for s in (0, 1)
-                 for c, size in enumerate(plan) if not done[p, s, c]]
+        self.bar.update(int(done[:, :, chunks.start:chunks.stop].sum()))
+        tasks = [ChunkTask(p, s, phase, c, plan[c]) for p in range(pairs) for s in (0, 1)
+                 for c in chunks if not done[p, s, c]]
         # One ordered stream per phase (no barrier between batches, so workers never wait for a
         # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
         results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
@@ -360,17 +392,23 @@ class _PhaseRunner:
         return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
                      for p in range(shape[0]))
 
-    def histograms(self, phase: Phase) -> list[PairCounts]:
+    def histograms(self, phase: Phase, segments: list[range], look: int) -> list[PairCounts]:
+        """Run segment ``look`` of the phase and return the counts of segments 0..look.
+
+        Each segment keeps its own counts (in the checkpoint too), so a resumed run folds exactly
+        the same samples into each look as an uninterrupted one.
+        """
         pairs = len(self.job.datasets)
-        counts = self.arrays.setdefault(f"{phase.name.lower()}_counts",
-                                        np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
+        key = f"{phase.name.lower()}_counts_{look}"
+        counts = self.arrays.setdefault(key, np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
 
         def fold(task, result):
             counts[task.pair, task.side] += result
 
-        self._run(phase, fold)
-        n = sum(self.plans[phase])
-        return [PairCounts(counts[p, 0].copy(), counts[p, 1].copy(), n) for p in range(pairs)]
+        self._run(phase, fold, segments[look])
+        total = sum(self.arrays[f"{phase.name.lower()}_counts_{i}"] for i in range(look + 1))
+        n = sum(self.plans[phase][c] for i in range(look + 1) for c in segments[i])
+        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n) for p in range(pairs)]
 
 
 def _training_key(pair: int, side: int, chunk: int) -> str:

@@ -153,6 +153,7 @@ class AuditReport:
     confidence: float
     statistic: dict
     runtime: dict = field(compare=False)
+    allocation: Optional[dict] = None  # draws per phase and side, and the look the audit stopped at
 
     def to_dict(self, include_runtime: bool = True) -> dict:
         data = {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}
@@ -184,7 +185,14 @@ class AuditReport:
         if self.claim_slack is not None:
             lines.append(f"  claim slack     ε_exact/ε_claimed = {self.claim_slack:.3f}")
         lines.append(f"  worst pair     {self.worst_pair}")
-        lines.append(f"  samples        {self.samples:,} per pair, side and phase; seed {self.seed}")
+        used = (self.allocation or {}).get("used")
+        if used:
+            stop = (f", stopped at look {used['look']} of {used['looks']}" if used["stopped_early"]
+                    else "")
+            lines.append(f"  samples        {self.samples:,} per pair and side, {used['per_side']:,} drawn"
+                         f"{stop}; seed {self.seed}")
+        else:
+            lines.append(f"  samples        {self.samples:,} per pair and side; seed {self.seed}")
         for violation in self.violations[:3]:
             lines.append(f"  violation: {violation.message}")
         if self.accuracy is not None:

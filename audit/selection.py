@@ -12,17 +12,32 @@ report prints is a function of the certified points, and a point is valid when i
 Clopper–Pearson bounds hold.  The events to certify are fixed by the selection samples, which are
 independent of the certification samples, so the union bound applies to the bounds actually used:
 
-* the *headline* family gets 0.8γ, shared equally by its slots (ε at the claim's δ, δ at the
-  claim's ε and μ for (ε, δ) and pure claims; μ for GDP claims), each slot being the single best
-  event over all pairs, two bounds per slot;
+* the *headline* family gets 0.8γ, shared by its slots (ε at the claim's δ, δ at the claim's ε and
+  μ for (ε, δ) and pure claims; μ for GDP claims), each slot being the single best event over all
+  pairs, two bounds per slot.  The claim's own quantity (the first slot) gets 0.6 of the family's
+  share and the others split the rest: for a true claim the δ-at-ε slot usually certifies a trivial
+  event, so an even split wastes budget where the verdict is decided;
 * the *curve* family gets 0.2γ, shared equally by, for every pair: one event per δ of the ε(δ) grid,
   one for δ at the claim's ε, one for μ (two bounds each) and the trade-off band (four bounds per
   point: α_lo, α_hi, β_lo, β_hi).
 
-The total failure probability is at most 0.8γ + 0.2γ = γ.  Slot counts are fixed in advance (not
-reduced when two slots choose the same event), so the accounting does not depend on the data.
+**Looks (early stopping).**  Selection and certification samples arrive in segments; at look l the
+events are chosen on the selection samples drawn so far and certified on the certification samples
+drawn so far, at levels scaled by the look's share w_l of the failure budget (Σ_l w_l = 1).  The
+audit stops at the first look that certifies a violation, or after the last.  Every look's events
+are still chosen on samples independent of those that certify them, and by the union bound over
+looks, families and slots the total failure probability is at most Σ_l w_l·(0.8γ + 0.2γ) = γ,
+whichever look the audit stops at.  Slot and look counts are fixed in advance (not reduced when two
+slots choose the same event or an audit stops early), so the accounting does not depend on the data.
 Hence, with probability ≥ confidence, *every* certified point, and every bound derived from any of
 them, holds at once: over all pairs, directions and quantities.
+
+**Choosing robustly.**  The event that looks best on the selection samples is partly the luckiest
+(the winner's curse).  Each candidate is therefore scored by the bound it would certify at the
+certification sample size with counts predicted from the selection counts and moved one standard
+deviation against it (the sampling spread of the selection count scaled up, plus that of the
+certification count).  Events resting on few samples are penalised most.  This only chooses the
+events: certification uses the certification counts alone.
 """
 
 from __future__ import annotations
@@ -42,27 +57,52 @@ DELTA_GRID = np.geomspace(1e-10, 0.5, 40)
 #: Target type-I errors of the trade-off band points.
 ALPHA_TARGETS = np.unique(np.concatenate([np.geomspace(1e-6, 1e-2, 9), np.linspace(0.02, 0.98, 25)]))
 HEADLINE_SHARE = 0.8
+#: Share of the headline family that goes to the claim's own quantity (the first slot).
+OWN_SLOT_SHARE = 0.6
+#: Early stopping: the fractions of the selection and certification samples at which the audit
+#: looks, and each look's share of the failure budget.
+LOOK_FRACTIONS = (1 / 16, 1 / 4, 1.0)
+LOOK_SHARES = (0.025, 0.075, 0.9)
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Per-bound Bonferroni levels of the headline and curve families (see module docstring)."""
+    """Per-bound Bonferroni levels of the headline and curve families (see module docstring).
+
+    ``looks`` are the looks' shares of the failure budget; ``(1.0,)`` is an audit without early
+    stopping.  The properties give the levels of the last look.
+    """
 
     gamma: float
     headline_slots: tuple[str, ...]
     n_pairs: int
+    looks: tuple[float, ...] = (1.0,)
+
+    def slot_share(self, slot: str) -> float:
+        slots = self.headline_slots
+        if len(slots) == 1:
+            return 1.0
+        return OWN_SLOT_SHARE if slot == slots[0] else (1.0 - OWN_SLOT_SHARE) / (len(slots) - 1)
+
+    def headline_level_of(self, slot: str, look: int = -1) -> float:
+        return self.gamma * HEADLINE_SHARE * self.slot_share(slot) * self.looks[look] / 2
 
     @property
     def headline_level(self) -> float:
-        return self.gamma * HEADLINE_SHARE / (2 * len(self.headline_slots))
+        """The level of the claim's own quantity at the last look."""
+        return self.headline_level_of(self.headline_slots[0])
 
     @property
     def curve_bounds_per_pair(self) -> int:
         return 2 * (len(DELTA_GRID) + 2) + 4 * len(ALPHA_TARGETS)
 
+    def curve_level_of(self, look: int = -1) -> float:
+        return (self.gamma * (1.0 - HEADLINE_SHARE) * self.looks[look]
+                / (self.n_pairs * self.curve_bounds_per_pair))
+
     @property
     def curve_level(self) -> float:
-        return self.gamma * (1.0 - HEADLINE_SHARE) / (self.n_pairs * self.curve_bounds_per_pair)
+        return self.curve_level_of()
 
 
 @dataclass(frozen=True)
@@ -132,6 +172,18 @@ _EXACT_ENDS = 256
 _GRID = 2048
 
 
+def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int):
+    """Certification counts predicted from selection counts, one standard deviation against the
+    event: ratio r = n_certify/n, k ↦ r·k ∓ √(r²·k + r·k) (Poisson approximations of the spread of
+    the scaled selection count and of the certification count), clipped to [0, n_certify]."""
+    r = n_certify / n
+    spread_a = np.sqrt(r * r * count_a + r * count_a)
+    spread_b = np.sqrt(r * r * count_b + r * count_b)
+    a = np.clip(np.floor(r * count_a - spread_a), 0, n_certify).astype(np.int64)
+    b = np.clip(np.ceil(r * count_b + spread_b), 0, n_certify).astype(np.int64)
+    return a, b
+
+
 def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
     """(α_hi, β_hi) for arrays of counts, for choosing events (:func:`certify` is exact)."""
     values, inverse = np.unique(np.concatenate([count_a.ravel(), count_b.ravel()]), return_inverse=True)
@@ -169,38 +221,42 @@ def headline_slots(claim) -> tuple[str, ...]:
     return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}", "mu")
 
 
-def select_events(selection: list[PairCounts], claim, budget: Budget) -> list[Event]:
-    """Choose the events to certify, from the selection samples only."""
+def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
+                  look: int = -1) -> list[Event]:
+    """Choose the events to certify at ``look``, from the selection samples only.
+
+    Candidates are scored at the certification size ``n_certify`` with predicted, pessimistic
+    counts (the winner's-curse correction of the module docstring)."""
     events: list[Event] = []
-    tails = [counts.tails() for counts in selection]
+    tails = [_predicted(*counts.tails(), counts.n, n_certify) for counts in selection]
     # Headline: for each slot, the best event over all pairs.
-    headline_points = [_points(a, b, c.n, budget.headline_level) for (a, b), c in zip(tails, selection)]
     for slot in budget.headline_slots:
+        level = budget.headline_level_of(slot, look)
         best = None
-        for pair, (alpha_hi, beta_hi) in enumerate(headline_points):
-            scores = _scores(slot, alpha_hi, beta_hi)
+        for pair, (count_a, count_b) in enumerate(tails):
+            scores = _scores(slot, *_points(count_a, count_b, n_certify, level))
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
             if best is None or scores[o, j] > best[0]:
                 best = (scores[o, j], pair, int(o), int(j) + 1)
-        events.append(Event(best[1], best[2], best[3], "headline", slot, budget.headline_level))
+        events.append(Event(best[1], best[2], best[3], "headline", slot, level))
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
     slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
+    level = budget.curve_level_of(look)
     for pair, ((count_a, count_b), counts) in enumerate(zip(tails, selection)):
-        alpha_hi, beta_hi = _points(count_a, count_b, counts.n, budget.curve_level)
+        alpha_hi, beta_hi = _points(count_a, count_b, n_certify, level)
         for slot in slots:
             scores = _scores(slot, alpha_hi, beta_hi)
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
-            events.append(Event(pair, int(o), int(j) + 1, "curve", slot, budget.curve_level))
+            events.append(Event(pair, int(o), int(j) + 1, "curve", slot, level))
         mu_scores = mu_lower_bound(alpha_hi, beta_hi)
         orientation = int(np.argmax(mu_scores.max(axis=1)))
-        alpha_hat = count_b[orientation] / counts.n  # non-increasing in j
+        alpha_hat = counts.tails()[1][orientation] / counts.n  # non-increasing in j
         chosen = set()
         for target in ALPHA_TARGETS:
             j = int(np.argmin(np.abs(alpha_hat - target)))
             if j not in chosen:
                 chosen.add(j)
-                events.append(Event(pair, orientation, j + 1, "curve", "tradeoff",
-                                    budget.curve_level, band=True))
+                events.append(Event(pair, orientation, j + 1, "curve", "tradeoff", level, band=True))
     return events
 
 

@@ -33,12 +33,9 @@ from .linear import LinearStatistic, lda_statistic
 from .training import TrainingData, TrainingPlan
 from .user import UserStatistic
 
-__all__ = ["training_plan", "training_samples", "fit_statistic", "held_out_separation",
-           "AUTO_ATOMS", "CATEGORICAL_ATOMS", "LEARN_SAMPLES", "RAW_ROWS"]
+__all__ = ["training_plan", "needs_training", "fit_statistic", "held_out_separation",
+           "AUTO_ATOMS", "CATEGORICAL_ATOMS", "RAW_ROWS"]
 
-#: Draws per side of the training phase of a learned statistic for 1-D outputs (vector outputs use
-#: the direction budget of the linear statistic, ``min(samples, 10⁶)``).
-LEARN_SAMPLES = 1 << 18
 #: Raw rows kept per side for the binned / classifier statistics and the ``"auto"`` comparison.
 RAW_ROWS = 1 << 17
 _RAW_ELEMENTS = 1 << 22
@@ -55,14 +52,10 @@ def _name(option) -> str:
     return "classifier" if isinstance(option, Classifier) else option
 
 
-def training_samples(option, samples: int, output_dim: int, direction_samples: int) -> int:
-    """Training draws per side (0: the statistic needs no training)."""
+def needs_training(option, output_dim: int) -> bool:
+    """Whether the statistic is learned (a 1-D linear statistic and a callable are not)."""
     option = _name(option)
-    if not isinstance(option, str) or (option == "linear" and output_dim == 1):
-        return 0
-    if output_dim > 1:
-        return min(samples, direction_samples)
-    return min(samples, LEARN_SAMPLES)
+    return isinstance(option, str) and not (option == "linear" and output_dim == 1)
 
 
 def training_plan(option, n_train: int, chunk: int, output_dim: int) -> TrainingPlan:

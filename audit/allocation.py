@@ -1,0 +1,91 @@
+"""How an audit spends its draws: ``samples`` per pair and side, split over the phases.
+
+``samples`` is the total number of draws per neighbour pair and per side (dataset) over all
+phases.  It is split, before anything is drawn, as
+
+* *training* (only for statistics that are learned, :mod:`audit.statistics`): up to 1/8 of
+  ``samples`` and at most 2¹⁸ for a 1-D output; up to 1/4 and at most 10⁶ for a vector output
+  (Fisher's direction or a learned score);
+* of the rest R: the *pilot* (placing the histogram) takes R/32, at most 65,536;
+  *selection* takes 25% of R less the pilot; *certification* takes the remaining 75%.
+
+The 25% selection share was chosen by measurement (README, "Performance"): for a fixed total, the
+certified bound grows when less goes to choosing the events and more to certifying them, until the
+choice itself becomes too noisy.  With early stopping the selection and certification draws arrive
+in segments ending at the fractions :data:`audit.selection.LOOK_FRACTIONS` of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .selection import LOOK_FRACTIONS
+
+__all__ = ["Allocation", "allocate", "training_draws", "SELECTION_SHARE", "PILOT_SAMPLES",
+           "TRAINING_CAPS"]
+
+SELECTION_SHARE = 0.25
+PILOT_SAMPLES = 65_536
+_PILOT_SHARE = 1 / 32
+#: (share of samples, cap) of the training phase for 1-D and for vector outputs.
+TRAINING_CAPS = {1: (1 / 8, 1 << 18), "vector": (1 / 4, 1_000_000)}
+#: Below this many certification draws there is a single look (segments would be too small).
+_MIN_LOOKED = 64
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Draws per pair and side: training, pilot, and the cumulative ends of the looks' segments."""
+
+    samples: int
+    training: int
+    pilot: int
+    selection_ends: tuple[int, ...]
+    certification_ends: tuple[int, ...]
+
+    @property
+    def selection(self) -> int:
+        return self.selection_ends[-1]
+
+    @property
+    def certification(self) -> int:
+        return self.certification_ends[-1]
+
+    @property
+    def looks(self) -> int:
+        return len(self.certification_ends)
+
+    def segments(self, ends: tuple[int, ...]) -> list[int]:
+        return [end - start for start, end in zip((0,) + ends[:-1], ends)]
+
+    def to_dict(self) -> dict:
+        return {"samples": self.samples, "training": self.training, "pilot": self.pilot,
+                "selection": self.selection, "certification": self.certification,
+                "selection_looks": list(self.selection_ends),
+                "certification_looks": list(self.certification_ends)}
+
+
+def training_draws(samples: int, output_dim: int, learned: bool) -> int:
+    """Training draws per side: 0 when the statistic is not learned."""
+    if not learned:
+        return 0
+    share, cap = TRAINING_CAPS[1] if output_dim == 1 else TRAINING_CAPS["vector"]
+    return min(cap, max(1, int(samples * share)))
+
+
+def allocate(samples: int, training: int, *, early_stopping: bool) -> Allocation:
+    """Split ``samples`` (which includes ``training``) over pilot, selection and certification."""
+    rest = samples - training
+    if rest < 3:
+        raise ValueError(f"`samples`={samples} leaves {rest} draws after training; need at least 3")
+    pilot = min(PILOT_SAMPLES, max(1, int(rest * _PILOT_SHARE)))
+    selection = max(1, int(round(SELECTION_SHARE * rest)) - pilot)
+    certification = rest - pilot - selection
+    if early_stopping and min(selection, certification) >= _MIN_LOOKED:
+        return Allocation(samples, training, pilot, _ends(selection), _ends(certification))
+    return Allocation(samples, training, pilot, (selection,), (certification,))
+
+
+def _ends(total: int) -> tuple[int, ...]:
+    """Cumulative segment ends at the look fractions (distinct for totals ≥ _MIN_LOOKED)."""
+    return tuple(int(round(f * total)) for f in LOOK_FRACTIONS)
