@@ -77,7 +77,8 @@ def allocate(samples: int, training: int, *, early_stopping: bool) -> Allocation
     """Split ``samples`` (which includes ``training``) over pilot, selection and certification."""
     rest = samples - training
     if rest < 3:
-        raise ValueError(f"`samples`={samples} leaves {rest} draws after training; need at least 3")
+        raise ValueError(f"`samples`={samples} is too small: it leaves {rest} draws per side after "
+                         "training, and pilot, selection and certification need at least one each")
     pilot = min(PILOT_SAMPLES, max(1, int(rest * _PILOT_SHARE)))
     selection = max(1, int(round(SELECTION_SHARE * rest)) - pilot)
     certification = rest - pilot - selection

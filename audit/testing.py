@@ -35,7 +35,7 @@ __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAUL
 #: Seed of every audit unless given: the same code gives the same verdict on every CI run.
 DEFAULT_SEED = 20_260_501
 #: Draws per pair, side and phase: enough to refute a claim off by a few tenths of ε in seconds.
-DEFAULT_SAMPLES = 200_000
+DEFAULT_SAMPLES = 400_000
 #: Every certified bound holds with at least this probability; false alarms ≤ 1 − confidence.
 DEFAULT_CONFIDENCE = 0.95
 

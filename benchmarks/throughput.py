@@ -8,10 +8,8 @@ measurements interleaved, and summarised by the median ratio.
   engine's chunk sizes, each chunk from a fresh generator of the engine's bit generator seeded
   through ``SeedSequence`` exactly as :func:`audit.sampling.chunk_rng` does.
 * **Audit.**  ``run_audit(..., accuracy=False, progress=False)`` end to end (validation, pilot,
-  selection, certification and the report).  Its rate counts ``samples × 2 sides × phases``
-  mechanism outputs, phases being selection and certification, plus the direction phase of vector
-  outputs (``min(samples, DIRECTION_SAMPLES)`` draws per side); the small pilot phase is not
-  counted (it is overhead charged to the engine).
+  selection, certification and the report).  Its rate counts ``samples × 2 sides`` mechanism
+  outputs: ``samples`` is the total per side over all phases (:mod:`audit.allocation`).
 * **Bit generators.**  Standard normals per second of PCG64, SFC64, Philox (and PCG64DXSM,
   MT19937 for reference), same protocol.
 * **Speed-up.**  Wall time of the Gaussian audit with ``n_jobs=1`` over ``n_jobs=2`` (loky,
@@ -38,15 +36,11 @@ GENERATORS = ("PCG64", "SFC64", "Philox", "PCG64DXSM", "MT19937")
 
 
 def _draw_plan(samples: int, output_dim: int) -> list[int]:
-    """Chunk sizes (in samples) of every draw the engine makes at ``samples`` (pilot excluded)."""
-    from audit.engine import DIRECTION_SAMPLES
+    """Chunk sizes (in samples) of every draw the engine makes at ``samples``: ``samples`` per side
+    in total over all phases (:mod:`audit.allocation`), when no look stops the audit early."""
     from audit.sampling import chunk_plan, chunk_size_for
 
-    chunk = chunk_size_for(output_dim)
-    plan = chunk_plan(samples, chunk) * 2  # selection + certification
-    if output_dim > 1:
-        plan += chunk_plan(min(samples, DIRECTION_SAMPLES), chunk)
-    return plan * 2  # both sides
+    return chunk_plan(samples, chunk_size_for(output_dim)) * 2  # both sides
 
 
 def _raw(noise, mechanism, plan: list[int], bit_generator) -> float:

@@ -28,7 +28,7 @@ scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
     pairs = "worst-case"                 # optional; "random" needs count (and seed)
 
     [audit]                              # optional table; these are the defaults
-    samples = 1000000
+    samples = 2000000
     confidence = 0.95
     seed = 20261121                      # optional; omitted = fresh OS entropy
 
@@ -88,7 +88,7 @@ _INNER = "inner"
 #: Constructor parameters that receive the mechanism described by [mechanism.inner].
 _INNER_PARAMETERS = ("inner", "mechanism")
 _TOP_KEYS = ("name", "expected", "note", "mechanism", "claim", "scenario", "audit")
-_AUDIT_DEFAULTS = {"samples": 1_000_000, "confidence": 0.95, "seed": None, "statistic": "auto"}
+_AUDIT_DEFAULTS = {"samples": 2_000_000, "confidence": 0.95, "seed": None, "statistic": "auto"}
 #: The test statistics a file may name (``audit.statistics.KINDS``; scenarios cannot import audit).
 STATISTICS = ("auto", "linear", "categorical", "binned", "classifier")
 _CALLABLE_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")

@@ -111,7 +111,7 @@ def test_algorithm_1_under_replacement_is_flagged_with_mu_1907():
     assert spec.claim == GaussianDP(1.0, "replace")
     # GROUND_TRUTH §5: μ_rep² = 4μ²√d/(√d + 1) = 40/11 at d = 100, μ_rep = 1.907μ
     assert spec.mechanism.exact_mu("replace") == pytest.approx(np.sqrt(40 / 11), rel=1e-12)
-    assert spec.samples == 200_000
+    assert spec.samples == 400_000
 
 
 def test_suite_sample_budgets():
@@ -119,13 +119,13 @@ def test_suite_sample_budgets():
         spec = load(path)
         output_dim = spec.mechanism.output_dim
         if path.stem == "gaussian-classical-eps8":
-            assert spec.samples == 10_000_000  # the violation needs ~1e7 samples per side
+            assert spec.samples == 20_000_000  # the violation needs ~1e7 certification draws per side
         elif output_dim == 1:
-            assert spec.samples == 1_000_000
+            assert spec.samples == 2_000_000
         elif spec.scenario.d == 100:
-            assert spec.samples == 200_000
+            assert spec.samples == 400_000
         else:
-            assert spec.samples <= 1_000_000
+            assert spec.samples <= 2_000_000
 
 
 def test_limit_case_says_it_is_undetectable():
@@ -276,7 +276,7 @@ def test_defaults(tmp_path):
     path = tmp_path / "minimal.toml"
     path.write_text('[mechanism]\nname = "laplace"\nepsilon = 2.0\n[scenario]\nkind = "bounded"\nd = 1\n')
     spec = load(path)
-    assert (spec.name, spec.samples, spec.confidence, spec.seed) == ("minimal", 1_000_000, 0.95, None)
+    assert (spec.name, spec.samples, spec.confidence, spec.seed) == ("minimal", 2_000_000, 0.95, None)
     assert spec.expected is None and spec.note == "" and spec.warnings == ()
     assert spec.claim == spec.mechanism.claim and spec.scenario.n == 10
     assert spec.scenario.labels == scenarios.bounded(1).labels
