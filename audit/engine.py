@@ -25,6 +25,7 @@ see: events of any probability are counted exactly, and an event never observed 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import platform
@@ -41,8 +42,9 @@ from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state, save_state
 from .executor import check_backend, check_n_jobs, make_executor
+from .parallelism import check_backend_options
 from .intervals import cp_lower, cp_upper
-from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+from .report import AuditReport, EpsilonCurve, draw_counts, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
                        chunk_size_for, combine_moments, draw_outputs, chunk_rng, lda_statistic, run_chunk)
 from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
@@ -55,6 +57,8 @@ ENGINE_VERSION = "1"
 DIRECTION_SAMPLES = 1_000_000
 #: Draws per side of the pilot that places the histogram.
 PILOT_SAMPLES = 65_536
+#: Draws per dataset of the probe that checks the mechanism's output shape.
+PROBE_DRAWS = 2
 #: Histogram bins of the test statistic.
 BINS = 1 << 15
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
@@ -104,6 +108,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     confidence = check_open_unit("confidence", confidence)
     n_jobs = check_n_jobs(n_jobs)
     backend = check_backend(backend)
+    check_backend_options(backend, backend_options, "run_audit", inspect.signature(run_audit).parameters)
     entropy = _resolve_seed(seed, checkpoint)
     pairs, covers = _distinct_pairs(scenario.pairs)
     budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))
@@ -149,9 +154,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
                 seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
     certified = certify(events, certification, binnings)
 
-    return _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
-                     accuracy_report, entropy, samples, confidence, started,
-                     {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
+    report = _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
+                       accuracy_report, entropy, samples, confidence, started,
+                       {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
+    return _replace(report, draws=draw_counts(plans, len(pairs), PROBE_DRAWS))
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -256,7 +262,7 @@ def _probe(mechanism, name, datasets, labels, entropy) -> int:
     for pair, (base, neighbour) in enumerate(datasets):
         for side, data in enumerate((base, neighbour)):
             where = f"pair {labels[pair]!r}, {'base' if side == 0 else 'neighbour'} dataset, probe"
-            out = draw_outputs(mechanism, data, 2, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
+            out = draw_outputs(mechanism, data, PROBE_DRAWS, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
                                where, name, output_dim)
             output_dim = out.shape[1]
     if output_dim < 1:
@@ -268,7 +274,7 @@ def _declares_accuracy(mechanism) -> bool:
     return all(callable(getattr(mechanism, attr, None)) for attr in ("error_bound", "true_answer"))
 
 
-def _replace(job: AuditJob, **changes) -> AuditJob:
+def _replace(job, **changes):
     from dataclasses import replace
 
     return replace(job, **changes)
