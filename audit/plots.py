@@ -34,7 +34,7 @@ import numpy as np
 
 
 __all__ = ["PlotsUnavailable", "tradeoff_figure", "epsilon_figure", "accuracy_figure",
-           "figures", "save_figures", "figure_stem", "as_report",
+           "figures", "save_figures", "figure_png", "figure_stem", "as_report",
            "LABEL_EMPIRICAL", "LABEL_CLAIMED", "LABEL_EXACT", "LABEL_CERTIFIED_EPSILON", "LABEL_HEADLINE",
            "LABEL_HISTOGRAM", "LABEL_DENSITY", "LABEL_GAUSSIAN"]
 
@@ -278,6 +278,13 @@ def figures(data: dict) -> dict:
     return {kind: figure for kind, figure in drawn.items() if figure is not None}
 
 
+def figure_png(figure) -> bytes:
+    """The PNG bytes of a figure."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    return buffer.getvalue()
+
+
 def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Path]:
     """Draw and write ``<directory>/<stem>-<kind>.png`` atomically; returns the paths by kind."""
     from .output import write_file
@@ -285,9 +292,7 @@ def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Pa
     directory = Path(directory)
     paths = {}
     for kind, figure in figures(data).items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=_DPI)
         path = directory / f"{figure_stem(stem)}-{kind}.png"
-        write_file(path, buffer.getvalue())
+        write_file(path, figure_png(figure))
         paths[kind] = path
     return paths
