@@ -66,9 +66,23 @@ class ChunkExecutor:
             raise RuntimeError("use the executor as a context manager")
         if not args:  # joblib would warn that 0 tasks were cancelled when this is dropped
             return iter(())
-        stream = self._parallel(delayed(fn)(*a) for a in args)
+        stream = _quietly(self._parallel(delayed(fn)(*a) for a in args))
         self._streams.add(stream)
         return stream
+
+
+def _quietly(stream: Iterator[Any]) -> Iterator[Any]:
+    """``stream``'s items; if it is dropped or closed early, it is closed without joblib's warning.
+
+    (``yield from`` would close the inner generator before a ``finally`` here could filter it.)
+    """
+    try:
+        for item in stream:
+            yield item
+    finally:
+        with warnings.catch_warnings():
+            quiet_abandoned_tasks()
+            stream.close()
 
 
 def make_executor(backend: str, n_jobs: int, **options) -> ChunkExecutor:
