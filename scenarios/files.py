@@ -237,9 +237,9 @@ def _import_module(ctx: _Context, key: str, module_name: str, target: str) -> An
         folder = ctx.folder
         beside = folder is not None and ((folder / f"{top}.py").is_file() or (folder / top).is_dir())
         if exc.name != top or not beside:
-            where = f" or in the scenario file's folder {str(folder)!r}" if folder is not None else ""
-            raise ctx.error(key, f"cannot be imported (ModuleNotFoundError: {exc}; looked on sys.path"
-                            f"{where})", target) from None
+            where = f" and in the scenario file's folder {str(folder)!r}" if folder is not None else ""
+            raise ctx.error(key, f"cannot be imported (ModuleNotFoundError: {exc}); looked on sys.path"
+                            f"{where}", target) from None
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
         importlib.invalidate_caches()

@@ -207,7 +207,7 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, capsys, monkeypatch, args):
 def test_bad_usage_through_the_process_exits_2(tmp_path):
     result = dpaudit("run", "--samples", "0", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.strip() == \
-        "dpaudit run: argument --samples: must be a positive integer, got '0'"
+        "dpaudit run: argument --samples: must be a positive integer (e.g. 100000, 100_000, 100,000 or 1e5), got '0'"
 
 
 def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
