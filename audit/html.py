@@ -157,8 +157,9 @@ def _accuracy(report: dict) -> str:
     rows = []
     for column in accuracy.get("columns", []):
         ci = column.get("exceedance") or {}
+        exceedances = column.get("exceedances")
         rows.append((column["column"], "query" if column.get("is_query") else "other",
-                     _num(column.get("claimed_bound")), f"{int(column.get('exceedances', 0)):,}",
+                     _num(column.get("claimed_bound")), "—" if exceedances is None else f"{int(exceedances):,}",
                      f"[{_num(ci.get('low'))}, {_num(ci.get('high'))}]" if ci else "—",
                      _num(column.get("claimed_variance")), _num(column.get("sample_variance"))))
     violations = "".join(f"<li>{_e(v)}</li>" for v in accuracy.get("violations", []))

@@ -154,11 +154,16 @@ class EpsilonCurve:
 
 @dataclass(frozen=True)
 class TradeoffCurve:
-    """The empirical trade-off of the learned test on one pair, with its confidence band.
+    """The empirical trade-off of the learned test on one pair, and what it certifies.
 
     Point i is one threshold test: (alpha[i], beta[i]) are its empirical errors on the
-    certification samples, [alpha_lower, alpha_upper] × [beta_lower, beta_upper] their simultaneous
-    band.  ``grid``/``claimed``/``exact`` are the claimed and exact curves for plotting.
+    certification samples and [alpha_lower, alpha_upper] × [beta_lower, beta_upper] a box holding
+    its true errors (simultaneously for all points and all other bounds of the report).  What
+    this bounds: the test's true errors are at most (alpha_upper[i], beta_upper[i]), so the pair's
+    true trade-off curve satisfies T(alpha_upper[i]) ≤ beta_upper[i], an *upper* bound on T (the
+    staircase of :func:`audit.plots.certified_staircase`).  No lower bound on T follows from
+    samples: a better test may exist that the audit did not find.  ``grid``/``claimed``/``exact``
+    are the claimed and exact curves for plotting.
     """
 
     pair: str

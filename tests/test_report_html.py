@@ -34,6 +34,19 @@ d = 1
 samples = 20_000
 seed = 5
 """
+# Vector output with a non-query column (the noisy size ñ), whose accuracy row has no exceedances.
+CORRELATED = """name = "correlated"
+[mechanism]
+name = "correlated-gaussian"
+mu = 1.0
+d = 4
+[scenario]
+kind = "counting"
+d = 4
+[audit]
+samples = 20_000
+seed = 5
+"""
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -45,6 +58,8 @@ def html_run(tmp_path_factory):
         path = folder / f"{name}.toml"
         path.write_text(SCENARIO.format(name=name, epsilon=epsilon, delta=delta, calibration=calibration))
         paths.append(path)
+    (folder / "correlated.toml").write_text(CORRELATED)
+    paths.append(folder / "correlated.toml")
     code = main(["run", *map(str, paths), "--out", str(folder / "out"), "--no-progress"])
     assert code == 0
     return folder / "out"
@@ -55,9 +70,9 @@ def test_run_writes_a_self_contained_report_html(html_run):
     assert page.startswith("<!DOCTYPE html>")
     # Every figure is embedded; nothing refers to another file or to the network.
     sources = re.findall(r'src="([^"]*)"', page)
-    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == 9 and all(s.startswith("data:image/png;base64,") for s in sources)
     assert not re.search(r'(href|src)="(https?:|file:|figures/)', page)
-    for name in ("analytic", "zcdp"):
+    for name in ("analytic", "zcdp", "correlated"):
         assert f'id="audit-{name}"' in page and f'href="#audit-{name}"' in page
     assert "certified lower bound (confidence 0.95, jointly)" in page  # claim / exact / certified
     assert "certified events" in page  # the evidence per audit
@@ -81,7 +96,7 @@ def test_report_html_renders_in_a_headless_browser(html_run, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     dom = result.stdout
     # The page's script ran after load and found every figure decoded by the browser.
-    assert 'data-figures-total="6"' in dom and 'data-figures-shown="6"' in dom, dom[:500]
+    assert 'data-figures-total="9"' in dom and 'data-figures-shown="9"' in dom, dom[:500]
     assert "dpaudit report" in dom and "NOT_REFUTED" in dom and "analytic" in dom and "zcdp" in dom
 
 
