@@ -260,6 +260,7 @@ def _run(args: argparse.Namespace) -> int:
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
     entries: list[dict] = []
+    entries_without_plots = 0  # matplotlib missing: say so once
     side_by_side = suite_side_by_side(specs, options)
     if side_by_side and options.progress:
         print(f"dpaudit: running {len(specs)} audits, up to {args.jobs if args.jobs > 0 else 'all-core'} "
@@ -271,8 +272,10 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
             entry = next(audits)
             _report_entry(entry, index, len(specs), options, side_by_side)
-            if entry.pop("_plots_unavailable", None) is not None:
-                options = _without_plots(options)
+            reason = entry.pop("_plots_unavailable", None)
+            if reason is not None and not entries_without_plots:
+                print(f"dpaudit: warning: {reason}; figures skipped", file=sys.stderr)
+            entries_without_plots += reason is not None
             entries.append(entry)
             write_reports(out, entries, settings)
     except CheckpointError as exc:
@@ -314,14 +317,6 @@ def _report_entry(entry: dict, index: int, count: int, options: Any, side_by_sid
         wall = (entry["report"].get("runtime") or {}).get("wall_time_s")
         print(f"[{index}/{count}] {entry['name']}: {entry['report']['verdict']}"
               + (f" ({float(wall):.1f}s)" if wall is not None else ""), file=sys.stderr)
-
-
-def _without_plots(options: Any) -> Any:
-    from dataclasses import replace
-
-    print("dpaudit: warning: figures need matplotlib (pip install 'dpaudit[plots]'); figures skipped",
-          file=sys.stderr)
-    return replace(options, plots=False)
 
 
 def _saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:

@@ -21,18 +21,13 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["report_html", "audit_section", "TRADEOFF_MEANING", "FIGURE_CAPTIONS"]
+from .plots import figure_stem
+from .report import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, format_number
 
-TRADEOFF_MEANING = (
-    "Each certified point (α_hi, β_hi) is a threshold test whose true type-I error is at most α_hi "
-    "and whose true type-II error is at most β_hi, so the pair's true trade-off curve satisfies "
-    "T(α_hi) ≤ β_hi: together the points give an upper bound on T (the staircase in the figure; "
-    "T lies on or below it). No sampling-based audit can bound T from below. The claim says "
-    "T ≥ the claimed curve, so a certified point below the claimed curve refutes it.")
+__all__ = ["report_html", "audit_section", "TRADEOFF_MEANING", "FIGURE_CAPTIONS"]
 
 FIGURE_CAPTIONS = {
     "tradeoff": "Trade-off curve of the worst pair. " + TRADEOFF_MEANING,
@@ -75,19 +70,10 @@ def _e(value: Any) -> str:
 
 
 def _num(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "unknown"
-    number = float(value)
-    if math.isinf(number):
-        return "∞" if number > 0 else "−∞"
-    if math.isnan(number):
-        return "nan"
-    return f"{number:.{digits}g}"
+    return format_number(value, digits)
 
 
 def _anchor(name: str) -> str:
-    from .plots import figure_stem
-
     return "audit-" + figure_stem(name)
 
 
@@ -149,8 +135,6 @@ def _evidence(report: dict) -> str:
 
 
 def _accuracy(report: dict) -> str:
-    from .report import accuracy_claim
-
     accuracy = report.get("accuracy")
     if not accuracy:
         return ""
@@ -174,8 +158,6 @@ def _accuracy(report: dict) -> str:
 def audit_section(report: dict, *, name: Optional[str] = None, figures: Optional[dict] = None,
                   entry: Optional[dict] = None) -> str:
     """The HTML of one audit (an ``AuditReport.to_dict()``), with ``figures`` = {kind: PNG bytes}."""
-    from .report import claim_label, claim_scope, draws_text
-
     name = name or report["mechanism"]
     entry = entry or {}
     verdict = report["verdict"]
@@ -227,16 +209,14 @@ def _document(title: str, body: str) -> str:
             f"{_COUNT_FIGURES}</body></html>\n")
 
 
-def _summary_table(entries: Sequence[dict]) -> str:
-    from .output import COLUMNS, table_rows
-
-    rows = table_rows(entries)
+def _summary_table(entries: Sequence[dict], columns: Sequence[tuple[str, str]],
+                   rows: Sequence[dict]) -> str:
     numeric = {"exact", "eps_lb", "delta_lb", "mu_lb", "tightness", "slack", "time"}
-    head = "".join(f"<th>{_e(h)}</th>" for _, h in COLUMNS)
+    head = "".join(f"<th>{_e(h)}</th>" for _, h in columns)
     body = []
     for entry, row in zip(entries, rows):
         cells = []
-        for key, _ in COLUMNS:
+        for key, _ in columns:
             text = _e(row[key])
             if key == "name":
                 text = f'<a href="#{_e(_anchor(entry["name"]))}">{text}</a>'
@@ -246,8 +226,13 @@ def _summary_table(entries: Sequence[dict]) -> str:
     return f"<table class=summary><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def report_html(entries: Sequence[dict], settings: dict, out: "str | Path") -> str:
-    """The whole ``report.html`` for the entries of ``report.json`` (figures read from ``out``)."""
+def report_html(entries: Sequence[dict], settings: dict, out: "str | Path", *,
+                columns: Sequence[tuple[str, str]], rows: Sequence[dict]) -> str:
+    """The whole ``report.html`` for the entries of ``report.json`` (figures read from ``out``).
+
+    ``columns`` and ``rows`` are the run's table (:data:`audit.output.COLUMNS`,
+    :func:`audit.output.table_rows`), so the page shows the same cells as the terminal.
+    """
     from . import __version__
 
     out = Path(out)
@@ -256,7 +241,7 @@ def report_html(entries: Sequence[dict], settings: dict, out: "str | Path") -> s
              "of one audit holds simultaneously with probability ≥ its confidence; VIOLATED means a "
              "certified bound contradicts the claim, NOT_REFUTED that none does (not a proof). "
              "tightness = ε_lb/ε_exact, slack = ε_exact/ε_claimed (above 1: the claim is false).</p>",
-             _summary_table(entries),
+             _summary_table(entries, columns, rows),
              f"<p class=note>{_e(TRADEOFF_MEANING)}</p>"]
     for entry in entries:
         if entry.get("report") is None:

@@ -22,14 +22,13 @@ privacy verdict, what the file expected, and the wall time.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .checkpoint import write_atomic
-from .report import accuracy_claim, claim_label, claim_scope, draws_text, dumps
+from .report import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, dumps, format_number
 
 __all__ = ["REPORT_FORMAT", "make_entry", "error_entry", "noise_density", "table_rows",
            "format_table", "markdown_table", "summary_markdown", "report_document", "write_reports", "load_report",
@@ -102,12 +101,7 @@ def noise_density(mechanism: Any, histogram: dict) -> Optional[dict]:
 
 # -- the table ----------------------------------------------------------------------------------
 def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    number = float(value)
-    if math.isinf(number):
-        return "∞" if number > 0 else "−∞"
-    return f"{number:.{digits}g}"
+    return format_number(value, digits, missing="—")
 
 
 def _expected_text(entry: dict) -> str:
@@ -213,7 +207,7 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
              "Every certified bound of one audit holds simultaneously with probability ≥ its "
              "confidence; VIOLATED means a certified bound contradicts the claim.  "
              "tightness = ε_lb/ε_exact (how much of the true ε the audit certified), "
-             "slack = ε_exact/ε_claimed (> 1: the claim is false).", "",
+             "slack = ε_exact/ε_claimed (> 1: the claim is false).", "", TRADEOFF_MEANING, "",
              markdown_table(entries), ""]
     for entry in entries:
         lines += [f"## {entry['name']}", "", f"File: `{entry['path']}`"]
@@ -282,7 +276,8 @@ def write_reports(out: "str | Path", entries: Sequence[dict], settings: dict) ->
     paths = {"report": out / "report.json", "summary": out / "summary.md", "html": out / "report.html"}
     write_file(paths["report"], (dumps(document) + "\n").encode())
     write_file(paths["summary"], summary_markdown(entries, settings).encode())
-    write_file(paths["html"], report_html(entries, settings, out).encode())
+    page = report_html(entries, settings, out, columns=COLUMNS, rows=table_rows(entries))
+    write_file(paths["html"], page.encode())
     return paths
 
 

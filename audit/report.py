@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 __all__ = ["Verdict", "Violation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
            "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text",
-           "accuracy_claim"]
+           "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
 
 
 class Verdict(str, Enum):
@@ -57,6 +57,25 @@ def jsonable(value: Any) -> Any:
 
 def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), indent=2, allow_nan=False)
+
+
+#: What the certified trade-off points bound, in the words every report uses.
+TRADEOFF_MEANING = (
+    "Each certified point (α_hi, β_hi) is a threshold test whose true type-I error is at most α_hi "
+    "and whose true type-II error is at most β_hi, so the pair's true trade-off curve satisfies "
+    "T(α_hi) ≤ β_hi: together the points give an upper bound on T (the staircase in the figure; "
+    "T lies on or below it). No sampling-based audit can bound T from below. The claim says "
+    "T ≥ the claimed curve, so a certified point below the claimed curve refutes it.")
+
+
+def format_number(value: Any, digits: int = 4, missing: str = "unknown") -> str:
+    """``value`` to ``digits`` significant digits; ∞ and −∞ as symbols, ``None`` as ``missing``."""
+    if value is None:
+        return missing
+    number = float(value)
+    if math.isinf(number):
+        return "∞" if number > 0 else "−∞"
+    return f"{number:.{digits}g}"
 
 
 def draw_counts(plans: dict, pairs: int, probe: int) -> dict:

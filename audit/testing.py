@@ -118,14 +118,15 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
 
 def failure_message(report: Any, *, accuracy: bool = False) -> str:
     """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
-    from audit.report import Verdict
+    from audit.report import Verdict, claim_label, claim_scope
 
     claim = report.claim
+    claimed = f"{claim_label(claim.to_dict())} {claim_scope(claim.to_dict(), report.scenario)}"
     level = f"jointly with probability ≥ {report.confidence:g}"
     lines = []
     if report.verdict is Verdict.VIOLATED:
         lines += [
-            f"privacy claim {claim} of {report.mechanism} is VIOLATED",
+            f"privacy claim {claimed} of {report.mechanism} is VIOLATED",
             f"  certified ε ≥ {report.epsilon_lower_bound:.4g} at δ = {report.reference_delta:g} "
             f"(claimed ε = {report.reference_epsilon:.4g})",
             f"  certified δ ≥ {report.delta_lower_bound:.4g} at ε = {report.reference_epsilon:.4g} "
@@ -140,8 +141,10 @@ def failure_message(report: Any, *, accuracy: bool = False) -> str:
     if accuracy:
         lines.append(f"accuracy claims of {report.mechanism} are VIOLATED")
         lines += [f"  {violation}" for violation in report.accuracy.violations[:3]]
-    lines.append(f"  (bounds hold {level}; {report.samples:,} samples per pair, side and phase; "
-                 f"seed {report.seed})")
+    draws = (report.draws or {}).get("per_side")
+    lines.append(f"  (bounds hold {level}; {report.samples:,} samples per pair, side and phase"
+                 + (f", {int(draws):,} draws per side in total" if draws is not None else "")
+                 + f"; seed {report.seed})")
     return "\n".join(lines)
 
 

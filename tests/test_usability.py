@@ -23,18 +23,13 @@ from mechanisms import ApproxDP, GaussianMechanism
 
 ROOT = Path(__file__).resolve().parents[1]
 
-GAUSSIAN_FILE = """name = "{name}"
-[mechanism]
-name = "gaussian"
-epsilon = 1.0
-delta = 1e-5
-[scenario]
-kind = "counting"
-d = 1
-[audit]
-samples = {samples}
-seed = 11
-"""
+def _scenario_file(name, mechanism, samples=20_000, claim=""):
+    return (f'name = "{name}"\n[mechanism]\n{mechanism}\n{claim}\n[scenario]\nkind = "counting"\nd = 1\n'
+            f"[audit]\nsamples = {samples}\nseed = 11\n")
+
+
+GAUSSIAN = 'name = "gaussian"\nepsilon = 1.0\ndelta = 1e-5'
+CLAIM = '[claim]\ntype = "approx-dp"\nepsilon = 1.0\ndelta = 1e-5'
 
 USER_MODULE = """
 import numpy as np
@@ -46,20 +41,9 @@ def broken(dataset, size, rng):
     return {}["x"]
 """
 
-USER_FILE = """name = "{name}"
-[mechanism]
-callable = "{module}:{attribute}"
-[claim]
-type = "approx-dp"
-epsilon = 1.0
-delta = 1e-5
-[scenario]
-kind = "counting"
-d = 1
-[audit]
-samples = 20_000
-seed = 1
-"""
+
+def _user_file(name, module, attribute):
+    return _scenario_file(name, f'callable = "{module}:{attribute}"', claim=CLAIM)
 
 
 def _run(capsys, *args):
@@ -83,7 +67,7 @@ def isolated_imports(monkeypatch):
 def test_a_mechanism_raising_at_load_names_file_mechanism_and_exception(tmp_path, isolated_imports):
     (tmp_path / "user_mech_1.py").write_text(USER_MODULE)
     path = tmp_path / "broken.toml"
-    path.write_text(USER_FILE.format(name="broken", module="user_mech_1", attribute="broken"))
+    path.write_text(_user_file("broken", "user_mech_1", "broken"))
     with pytest.raises(scenarios.ScenarioFileError) as caught:
         scenarios.load(path)
     message = str(caught.value)
@@ -96,12 +80,12 @@ def test_a_module_beside_the_scenario_file_is_found(tmp_path, isolated_imports):
     folder.mkdir()
     (folder / "user_mech_3.py").write_text(USER_MODULE)
     path = folder / "my_count.toml"
-    path.write_text(USER_FILE.format(name="mine", module="user_mech_3", attribute="noisy_count"))
+    path.write_text(_user_file("mine", "user_mech_3", "noisy_count"))
     assert str(folder) not in sys.path
     spec = scenarios.load(path)
     assert spec.mechanism.__name__ == "noisy_count"
     # A module that is nowhere says where it was looked for.
-    path.write_text(USER_FILE.format(name="mine", module="user_mech_missing", attribute="f"))
+    path.write_text(_user_file("mine", "user_mech_missing", "f"))
     with pytest.raises(scenarios.ScenarioFileError, match="scenario file's folder"):
         scenarios.load(path)
 
@@ -113,7 +97,7 @@ def two_files(tmp_path_factory):
     paths = []
     for name in ("first", "second"):
         path = folder / f"{name}.toml"
-        path.write_text(GAUSSIAN_FILE.format(name=name, samples=20_000))
+        path.write_text(_scenario_file(name, GAUSSIAN))
         paths.append(path)
     return folder, paths
 
@@ -182,7 +166,7 @@ def test_dask_options_remain_accepted():
 
 def test_unknown_backend_is_refused_before_anything_runs(tmp_path, capsys):
     path = tmp_path / "g.toml"
-    path.write_text(GAUSSIAN_FILE.format(name="g", samples=20_000))
+    path.write_text(_scenario_file("g", GAUSSIAN))
     code, _, err = _run(capsys, "run", path, "--backend", "foo", "--out", tmp_path / "out")
     assert code == 2 and "'foo'" in err and "dask" in err and "loky" in err
     assert not (tmp_path / "out").exists()
@@ -206,7 +190,7 @@ def test_samples_refuse_what_is_not_an_exact_integer(text):
 
 def test_samples_in_scientific_notation_on_the_command_line(tmp_path, capsys):
     path = tmp_path / "g.toml"
-    path.write_text(GAUSSIAN_FILE.format(name="g", samples=1000))
+    path.write_text(_scenario_file("g", GAUSSIAN, samples=1000))
     code, _, err = _run(capsys, "run", path, "--samples", "2e4", "--out", tmp_path / "o", "--no-plots",
                         "--no-progress")
     assert code == 0, err
@@ -243,7 +227,7 @@ def test_an_interrupted_run_says_in_one_line_what_was_saved(tmp_path, capsys, mo
     paths = []
     for name in ("a", "b"):
         paths.append(tmp_path / f"{name}.toml")
-        paths[-1].write_text(GAUSSIAN_FILE.format(name=name, samples=20_000))
+        paths[-1].write_text(_scenario_file(name, GAUSSIAN))
     real = audit.suite.run_audits
 
     def interrupted(specs, settings):
