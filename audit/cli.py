@@ -257,6 +257,8 @@ def _run(args: argparse.Namespace) -> int:
         checkpoint = checkpoint_path(out, spec)
         if not args.resume and checkpoint.exists():
             checkpoint.unlink()  # a fresh run never mixes in an older one
+        elif args.resume and checkpoint.exists():
+            print(f"dpaudit: {spec.name}: resuming from {checkpoint}", file=sys.stderr)
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
     entries: list[dict] = []

@@ -99,6 +99,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     AuditReport
     """
     started = time.perf_counter()
+    check_backend_options(backend, backend_options, "run_audit", inspect.signature(run_audit).parameters)
     if not callable(mechanism):
         raise TypeError(f"`mechanism` must be callable (dataset, size, rng) -> array, got {mechanism!r}")
     name = mechanism_name(mechanism)
@@ -108,7 +109,6 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     confidence = check_open_unit("confidence", confidence)
     n_jobs = check_n_jobs(n_jobs)
     backend = check_backend(backend)
-    check_backend_options(backend, backend_options, "run_audit", inspect.signature(run_audit).parameters)
     entropy = _resolve_seed(seed, checkpoint)
     pairs, covers = _distinct_pairs(scenario.pairs)
     budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs))

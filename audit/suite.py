@@ -35,6 +35,8 @@ class RunSettings:
     n_jobs: int = 1
     backend: str = "loky"
     backend_options: dict = field(default_factory=dict)
+    #: Test statistic of every audit (``None``: the file's own, if it names one, else the default).
+    statistic: Optional[str] = None
     plots: bool = True
     progress: bool = True
     debug: bool = False
@@ -60,6 +62,8 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
     from .output import error_entry, make_entry
     from .plots import PlotsUnavailable, save_figures
 
+    statistic = settings.statistic or getattr(spec, "statistic", None)
+    options = dict(settings.backend_options, **({} if statistic is None else {"statistic": statistic}))
     try:
         report = run_audit(
             spec.mechanism, spec.scenario, claim=spec.claim,
@@ -68,7 +72,7 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
             seed=spec.seed if settings.seed is None else settings.seed,
             n_jobs=settings.n_jobs if n_jobs is None else n_jobs, backend=settings.backend,
             progress=settings.progress if progress is None else progress,
-            checkpoint=checkpoint_path(settings.out, spec), **settings.backend_options)
+            checkpoint=checkpoint_path(settings.out, spec), **options)
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
         from .errors import CheckpointError
 

@@ -242,6 +242,10 @@ def test_an_interrupted_run_says_in_one_line_what_was_saved(tmp_path, capsys, mo
     assert "1 of 2 audits finished and saved in" in line and "--resume" in line
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [entry["name"] for entry in saved["audits"]] == ["a"]
+    monkeypatch.setattr(audit.suite, "run_audits", real)
+    code, _, err = _run(capsys, "run", *paths, "--out", tmp_path / "out", "--no-plots", "--no-progress",
+                        "--resume")
+    assert code == 0 and "a: resuming from" in err and "Warning" not in err
 
 
 # -- item 11: query-answer vectors ---------------------------------------------------------------------
@@ -266,12 +270,15 @@ def test_report_states_the_total_draws_per_side():
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=2,
                        progress=False, accuracy=False)
     draws = report.draws
-    pairs = len(report.pairs)
-    # 1-D output: probe (2) + pilot (min(samples, 65,536)) + selection + certification, per pair.
-    assert draws["per_pair_per_side"] == {"probe": 2, "pilot": samples, "selection": samples,
-                                          "certification": samples}
-    assert draws["pairs"] == pairs and draws["per_side"] == pairs * (2 + 3 * samples)
-    assert f"{pairs * (2 + 3 * samples):,} per side in total" in report.summary()
+    phases = draws["per_pair_per_side"]
+    # Every phase draws `samples` per pair and side except the probe (2), the pilot (at most
+    # 65,536) and any phase that learns the statistic (at most `samples`).
+    assert phases["probe"] == 2 and phases["pilot"] == min(samples, 65_536)
+    assert phases["selection"] == phases["certification"] == samples
+    assert all(0 < count <= samples for count in phases.values())
+    assert draws["pairs"] == len(report.pairs)
+    assert draws["per_side"] == len(report.pairs) * sum(phases.values())
+    assert f"{draws['per_side']:,} per side in total" in report.summary()
     assert report.to_dict()["draws"] == draws
 
 
