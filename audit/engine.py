@@ -43,8 +43,9 @@ from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lowe
 from .checkpoint import load_state, save_state
 from .executor import check_backend, check_n_jobs, make_executor
 from .parallelism import check_backend_options
+from .report import draw_counts
 from .intervals import cp_lower, cp_upper
-from .report import AuditReport, EpsilonCurve, draw_counts, PairResult, TradeoffCurve, Verdict, Violation
+from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,
                        chunk_size_for, combine_moments, draw_outputs, chunk_rng, lda_statistic, run_chunk)
 from .selection import (DELTA_GRID, Budget, PairCounts, certify, headline_slots,
