@@ -252,7 +252,7 @@ def _run(args: argparse.Namespace) -> int:
                           n_jobs=args.jobs, backend=args.backend,
                           backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
                           plots=not args.no_plots, progress=not args.no_progress,
-                          debug=getattr(args, "debug", False))
+                          debug=getattr(args, "debug", False), statistic=getattr(args, "statistic", None))
     for spec in specs:
         checkpoint = checkpoint_path(out, spec)
         if not args.resume and checkpoint.exists():
