@@ -9,7 +9,7 @@ violations, the per-pair bounds, the draws, the accuracy audit, the figures and 
 (every certified event with its counts and level).  :func:`audit_section` is also what
 :meth:`audit.report.AuditReport._repr_html_` shows in a notebook.
 
-What the trade-off evidence means (worded once, in :data:`TRADEOFF_MEANING`): a certified point
+What the trade-off evidence means (worded once, in :data:`audit.report.TRADEOFF_MEANING`): a certified point
 (α_hi, β_hi) is a threshold test whose true errors are at most α_hi and β_hi, so the pair's true
 trade-off curve satisfies T(α_hi) ≤ β_hi; the certified points give an *upper* bound on T.
 Sampling cannot give a lower bound on T (a rarer event could always separate the two sides
@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .plots import figure_stem
 from .report import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, format_number
 
-__all__ = ["report_html", "audit_section", "TRADEOFF_MEANING", "FIGURE_CAPTIONS"]
+__all__ = ["report_html", "audit_section", "FIGURE_CAPTIONS"]
 
 FIGURE_CAPTIONS = {
     "tradeoff": "Trade-off curve of the worst pair. " + TRADEOFF_MEANING,
@@ -256,5 +257,5 @@ def report_html(entries: Sequence[dict], settings: dict, out: "str | Path", *,
             except OSError:
                 continue  # a figure deleted since: the section says what it has
         parts.append(audit_section(entry["report"], name=entry["name"], figures=figures, entry=entry))
-    parts.append(f"<h2>Settings</h2><pre>{_e(settings)}</pre>")
+    parts.append(f"<h2>Settings</h2><pre>{_e(json.dumps(settings, indent=2, sort_keys=True, default=str))}</pre>")
     return _document("dpaudit report", "\n".join(parts))
