@@ -58,7 +58,7 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
     of another audit (:class:`audit.errors.CheckpointError`) propagates.
     """
     from .engine import run_audit
-    from .errors import MechanismError
+    from .errors import CheckpointError, MechanismError
     from .output import error_entry, make_entry
     from .plots import PlotsUnavailable, save_figures
 
@@ -73,11 +73,9 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
             n_jobs=settings.n_jobs if n_jobs is None else n_jobs, backend=settings.backend,
             progress=settings.progress if progress is None else progress,
             checkpoint=checkpoint_path(settings.out, spec), **options)
+    except CheckpointError:
+        raise
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
-        from .errors import CheckpointError
-
-        if isinstance(exc, CheckpointError):
-            raise
         text = str(exc).strip()
         entry = error_entry(spec, f"{spec.path}: {text.splitlines()[0] if text else type(exc).__name__}")
         if settings.debug:
