@@ -3,7 +3,7 @@
 Sub-commands:
 
 - ``dpaudit run [FILES...]``: audit scenario files (default: the bundled suite), print one table
-  row per audit and write report.json, summary.md and figures to ``--out``;
+  row per audit and write report.html, report.json, summary.md and figures to ``--out``;
 - ``dpaudit list``: the reference mechanisms and the bundled scenario files;
 - ``dpaudit theory MECHANISM --param value ...``: exact privacy and accuracy of a reference
   mechanism, no sampling;
@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = commands.add_parser("run", help="audit scenario files (default: the bundled suite)",
-                              description="Audit scenario files and write report.json, summary.md "
-                              "and figures.  Exit status 0: no claim refuted; 1: some claim "
+                              description="Audit scenario files and write report.html, report.json, "
+                              "summary.md and figures.  Exit status 0: no claim refuted; 1: some claim "
                               "VIOLATED; 2: bad usage or input.")
     run.add_argument("files", nargs="*", type=Path, metavar="FILE",
                      help="TOML scenario files (default: the bundled suite, see --suite)")
