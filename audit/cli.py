@@ -3,7 +3,7 @@
 Sub-commands:
 
 - ``dpaudit run [FILES...]``: audit scenario files (default: the bundled suite), print one table
-  row per audit and write report.json, summary.md and figures to ``--out``;
+  row per audit and write report.html, report.json, summary.md and figures to ``--out``;
 - ``dpaudit list``: the reference mechanisms and the bundled scenario files;
 - ``dpaudit theory MECHANISM --param value ...``: exact privacy and accuracy of a reference
   mechanism, no sampling;
@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import traceback
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value"]
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value", "exact_integer"]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -44,12 +46,33 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+_GROUPED_DIGITS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
+
+
+def exact_integer(text: str) -> int:
+    """An exact integer written as ``100000``, ``100_000``, ``100,000``, ``1e5`` or ``2.5e6``.
+
+    Scientific notation is accepted only when it denotes an integer exactly (``1.5e0`` is not
+    one); the value is parsed with :class:`fractions.Fraction`, so nothing is rounded.
+    """
+    cleaned = text.strip().replace("_", "")
+    if _GROUPED_DIGITS.fullmatch(cleaned):  # thousands separators, in groups of three only
+        cleaned = cleaned.replace(",", "")
+    try:
+        value = Fraction(cleaned)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"not an integer: {text!r}") from None
+    if value.denominator != 1 or "/" in cleaned:
+        raise ValueError(f"not an integer: {text!r}")
+    return int(value)
+
+
 def _integer(minimum: int, what: str):
-    """An argparse type: an integer (underscores allowed) of at least ``minimum``."""
+    """An argparse type: an exact integer (see :func:`exact_integer`) of at least ``minimum``."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text.replace("_", ""))
+            value = exact_integer(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if value < minimum:
@@ -59,7 +82,7 @@ def _integer(minimum: int, what: str):
     return parse
 
 
-_positive_int = _integer(1, "a positive integer")
+_positive_int = _integer(1, "a positive integer (e.g. 100000, 100_000, 100,000 or 1e5)")
 _seed = _integer(0, "a non-negative integer")
 
 
@@ -83,21 +106,26 @@ def _confidence(text: str) -> float:
     return value
 
 
+_DEBUG_HELP = "show the full traceback of an error (default: a one-line message)"
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .parallelism import known_backends
+
     parser = _Parser(prog="dpaudit", description="Empirical differential-privacy auditing: certified "
                      "lower bounds on ε, δ and μ against a mechanism's claim.")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = commands.add_parser("run", help="audit scenario files (default: the bundled suite)",
-                              description="Audit scenario files and write report.json, summary.md "
-                              "and figures.  Exit status 0: no claim refuted; 1: some claim "
+                              description="Audit scenario files and write report.html, report.json, "
+                              "summary.md and figures.  Exit status 0: no claim refuted; 1: some claim "
                               "VIOLATED; 2: bad usage or input.")
     run.add_argument("files", nargs="*", type=Path, metavar="FILE",
                      help="TOML scenario files (default: the bundled suite, see --suite)")
     run.add_argument("--suite", choices=("default", "thirdparty", "literature"), default="default",
                      help="bundled suite run when no FILE is given (default: %(default)s)")
-    run.add_argument("--samples", type=_positive_int, help="samples per pair, side and phase "
+    run.add_argument("--samples", type=_positive_int, help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
     run.add_argument("--confidence", type=_confidence, help="joint confidence of each audit's "
                      "bounds (overrides the files'; default 0.95)")
@@ -107,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "default auto)")
     run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
-    run.add_argument("--backend", default="loky", help="loky, threading, multiprocessing, "
-                     "sequential or dask (default: %(default)s)")
+    run.add_argument("--backend", default="loky", choices=known_backends(),
+                     help="where chunks run: %(choices)s (default: %(default)s)")
     run.add_argument("--scheduler", help="Dask scheduler address for --backend dask "
                      "(default: a local cluster)")
     run.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
@@ -119,10 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plots", action="store_true", help="do not draw figures")
     run.add_argument("--resume", action="store_true", help="continue an interrupted run from the "
                      "checkpoints in OUT/checkpoints/ (without it they are deleted first)")
-    run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    run.add_argument("--keep-checkpoints", action="store_true", help="keep OUT/checkpoints/ after "
+                     "a finished run (by default the checkpoints of completed audits are removed)")
+    run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
     listing = commands.add_parser("list", help="reference mechanisms and bundled scenario files")
-    listing.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    listing.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
     theory = commands.add_parser(
         "theory", help="exact privacy and accuracy of a reference mechanism",
@@ -132,12 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     theory.add_argument("mechanism", metavar="MECHANISM", help="a reference mechanism (see `dpaudit list`)")
     theory.add_argument("params", nargs=argparse.REMAINDER, metavar="--param value",
                         help="constructor keyword arguments")
-    theory.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    theory.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
     plot = commands.add_parser("plot", help="redraw the figures of a saved report.json")
     plot.add_argument("report", type=Path, metavar="REPORT.json")
-    plot.add_argument("--out", type=Path, help="figure directory (default: figures/ next to the report)")
-    plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    plot.add_argument("--out", type=Path, help="output directory: figures go to OUT/figures/, as with "
+                      "`dpaudit run --out OUT` (default: the report's own directory)")
+    plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
@@ -160,9 +191,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except Interrupted as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        print("dpaudit: interrupted; rerun with --resume to continue from the checkpoints",
-              file=sys.stderr)
+        print("dpaudit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # bad input surfacing deeper down: one line unless --debug
         return _fail(exc, debug)
@@ -200,11 +233,11 @@ def _load_specs(files: Sequence[Path]) -> list:
 def _run(args: argparse.Namespace) -> int:
     import scenarios
 
-    from .engine import run_audit
-    from .errors import CheckpointError, MechanismError
-    from .output import error_entry, format_table, make_entry, report_document, write_reports
-    from .plots import PlotsUnavailable, figure_stem, save_figures
+    from .errors import CheckpointError
+    from .output import format_table, report_document, write_reports
     from .report import dumps
+    from .suite import RunSettings, checkpoint_path, run_audits
+    from .suite import side_by_side as suite_side_by_side
 
     files = list(args.files) or scenarios.bundled_suite(args.suite)
     if not files:
@@ -214,63 +247,109 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"dpaudit run: --out {str(args.out)!r} exists and is not a directory")
     specs = _load_specs(files)
-    backend_options = {} if args.scheduler is None else {"scheduler": args.scheduler}
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
                 "jobs": args.jobs,
                 "backend": args.backend, "resume": args.resume}
-    out, debug = args.out, getattr(args, "debug", False)
-    plots = not args.no_plots
-    entries: list[dict] = []
-    for index, spec in enumerate(specs, 1):
-        checkpoint = out / "checkpoints" / f"{figure_stem(spec.name)}.npz"
+    out = args.out
+    options = RunSettings(out=out, samples=args.samples, confidence=args.confidence, seed=args.seed,
+                          n_jobs=args.jobs, backend=args.backend,
+                          backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
+                          plots=not args.no_plots, progress=not args.no_progress,
+                          debug=getattr(args, "debug", False), statistic=getattr(args, "statistic", None))
+    for spec in specs:
+        checkpoint = checkpoint_path(out, spec)
         if not args.resume and checkpoint.exists():
             checkpoint.unlink()  # a fresh run never mixes in an older one
-        if not args.no_progress:
-            print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
+        elif args.resume and checkpoint.exists():
+            print(f"dpaudit: {spec.name}: resuming from {checkpoint}", file=sys.stderr)
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
-        try:
-            report = run_audit(
-                spec.mechanism, spec.scenario, claim=spec.claim,
-                samples=args.samples or spec.samples, confidence=args.confidence or spec.confidence,
-                seed=spec.seed if args.seed is None else args.seed, n_jobs=args.jobs,
-                backend=args.backend, progress=not args.no_progress, checkpoint=checkpoint,
-                statistic=args.statistic or spec.statistic, **backend_options)
-        except CheckpointError as exc:
-            raise UsageError(f"{exc} (or run without --resume)") from exc
-        except (ValueError, TypeError, MechanismError, ImportError) as exc:
-            if debug:
-                traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-            message = f"{spec.path}: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
-            print(f"dpaudit: error: {message}", file=sys.stderr)
-            entries.append(error_entry(spec, message))
+    entries: list[dict] = []
+    entries_without_plots = 0  # matplotlib missing: say so once
+    side_by_side = suite_side_by_side(specs, options)
+    if side_by_side and options.progress:
+        print(f"dpaudit: running {len(specs)} audits, up to {args.jobs if args.jobs > 0 else 'all-core'} "
+              "at once (one worker each)", file=sys.stderr)
+    try:
+        audits = run_audits(specs, options)
+        for index, spec in enumerate(specs, 1):
+            if options.progress and not side_by_side:
+                print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
+            entry = next(audits)
+            _report_entry(entry, index, len(specs), options, side_by_side)
+            reason = entry.pop("_plots_unavailable", None)
+            if reason is not None and not entries_without_plots:
+                print(f"dpaudit: warning: {reason}; figures skipped", file=sys.stderr)
+            entries_without_plots += reason is not None
+            entries.append(entry)
             write_reports(out, entries, settings)
-            continue
-        entry = make_entry(spec, report)
-        if plots:
-            try:
-                paths = save_figures(entry, out / "figures", spec.name)
-                entry["figures"] = {kind: path.relative_to(out).as_posix() for kind, path in paths.items()}
-            except PlotsUnavailable as exc:
-                print(f"dpaudit: warning: {exc}; figures skipped", file=sys.stderr)
-                plots = False
-        entries.append(entry)
+    except CheckpointError as exc:
+        raise UsageError(f"{exc} (or run without --resume)") from exc
+    except KeyboardInterrupt:
         write_reports(out, entries, settings)
+        raise Interrupted(_saved_message(out, specs, entries)) from None
     written = write_reports(out, entries, settings)
+    removed = 0 if args.keep_checkpoints else _remove_checkpoints(out, specs, entries)
     if args.format == "json":
         print(dumps(report_document(entries, settings)))
         where = sys.stderr
     else:
         print(format_table(entries))
         where = sys.stdout
-    print(f"\nreport: {written['report']}  summary: {written['summary']}"
-          + (f"  figures: {out / 'figures'}" if any(e.get("figures") for e in entries) else ""), file=where)
+    print(f"\nreport: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
+          + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
+          + (f"; removed {removed} checkpoint(s) of completed audits (keep them with --keep-checkpoints)"
+             if removed else ""), file=where)
     if any(entry.get("error") for entry in entries):
         return EXIT_USAGE
     if any(entry["report"]["verdict"] == "VIOLATED" for entry in entries):
         return EXIT_VIOLATED
     return EXIT_OK
+
+
+class Interrupted(Exception):
+    """Ctrl-C during ``dpaudit run``; the message says what was saved."""
+
+
+def _report_entry(entry: dict, index: int, count: int, options: Any, side_by_side: bool) -> None:
+    """Print an audit's error (and traceback with --debug) or, in side-by-side runs, its outcome."""
+    trace = entry.pop("_traceback", None)
+    if trace:
+        print(trace, file=sys.stderr, end="")
+    if entry.get("error"):
+        print(f"dpaudit: error: {entry['error']}", file=sys.stderr)
+    elif side_by_side and options.progress:
+        wall = (entry["report"].get("runtime") or {}).get("wall_time_s")
+        print(f"[{index}/{count}] {entry['name']}: {entry['report']['verdict']}"
+              + (f" ({float(wall):.1f}s)" if wall is not None else ""), file=sys.stderr)
+
+
+def _saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:
+    """One line: which audits are finished in the report, which have progress in a checkpoint."""
+    from .suite import checkpoint_path
+
+    pending = [spec for spec in specs[len(entries):] if checkpoint_path(out, spec).exists()]
+    finished = f"{len(entries)} of {len(specs)} audits finished and saved in {out / 'report.json'}"
+    partial = (f"; partial progress of {', '.join(repr(s.name) for s in pending)} saved in "
+               f"{out / 'checkpoints'}" if pending else "; no partial progress saved")
+    return f"dpaudit: interrupted: {finished}{partial}; rerun the same command with --resume to continue"
+
+
+def _remove_checkpoints(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> int:
+    """Delete the checkpoints of the completed audits (and the folder if it is left empty)."""
+    from .suite import checkpoint_path
+
+    removed = 0
+    for spec, entry in zip(specs, entries):
+        path = checkpoint_path(out, spec)
+        if entry.get("report") is not None and path.exists():
+            path.unlink()
+            removed += 1
+    folder = out / "checkpoints"
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+    return removed
 
 
 # -- dpaudit list -------------------------------------------------------------------------------
@@ -420,7 +499,7 @@ def _plot(args: argparse.Namespace) -> int:
     from .plots import save_figures
 
     document = load_report(args.report)
-    out = args.out if args.out is not None else args.report.parent / "figures"
+    out = (args.out if args.out is not None else args.report.parent) / "figures"  # as `run --out`
     drawn = 0
     for entry in document["audits"]:
         if entry.get("report") is None:

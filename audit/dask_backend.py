@@ -44,7 +44,7 @@ import warnings
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from .executor import check_n_jobs
+from .parallelism import check_n_jobs
 
 __all__ = ["DaskExecutor", "INSTALL_HINT"]
 

@@ -31,6 +31,7 @@ see: events of any probability are counted exactly, and an event never observed 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import platform
@@ -47,6 +48,8 @@ from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state, save_state
 from .executor import check_backend, check_n_jobs, make_executor
+from .parallelism import check_backend_options
+from .report import draw_counts
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
 from .allocation import Allocation, allocate, training_draws
@@ -61,6 +64,8 @@ from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, he
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
 ENGINE_VERSION = "2"
+#: Draws per dataset of the probe that checks the mechanism's output shape.
+PROBE_DRAWS = 2
 #: Histogram bins of the test statistic.
 BINS = 1 << 15
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
@@ -111,6 +116,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     AuditReport
     """
     started = time.perf_counter()
+    check_backend_options(backend, backend_options, "run_audit", inspect.signature(run_audit).parameters)
     if not callable(mechanism):
         raise TypeError(f"`mechanism` must be callable (dataset, size, rng) -> array, got {mechanism!r}")
     name = mechanism_name(mechanism)
@@ -187,13 +193,16 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     used = {"look": look + 1, "looks": allocation.looks, "stopped_early": look + 1 < allocation.looks,
             "selection": allocation.selection_ends[look],
             "certification": allocation.certification_ends[look]}
-    used["per_side"] = allocation.training + allocation.pilot + used["selection"] + used["certification"]
     statistic_info = {"option": statistic_label(statistic), "training_samples": n_train,
                       "pairs": [dict(s.to_dict(), **notes) for s, (_, notes) in zip(statistics, fitted)]}
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
-    return _replace(report, allocation=dict(allocation.to_dict(), used=used))
+    phases = {"probe": PROBE_DRAWS, "training": allocation.training, "pilot": allocation.pilot,
+              "selection": used["selection"], "certification": used["certification"]}
+    return _replace(report, draws=draw_counts(phases, len(pairs), looks={
+        "look": used["look"], "of": used["looks"], "stopped_early": used["stopped_early"],
+        "planned": allocation.to_dict()}))
 
 
 def _violates(certified, claim) -> bool:
@@ -310,7 +319,7 @@ def _probe(mechanism, name, datasets, labels, entropy) -> int:
     for pair, (base, neighbour) in enumerate(datasets):
         for side, data in enumerate((base, neighbour)):
             where = f"pair {labels[pair]!r}, {'base' if side == 0 else 'neighbour'} dataset, probe"
-            out = draw_outputs(mechanism, data, 2, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
+            out = draw_outputs(mechanism, data, PROBE_DRAWS, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
                                where, name, output_dim)
             output_dim = out.shape[1]
     if output_dim < 1:
@@ -322,7 +331,7 @@ def _declares_accuracy(mechanism) -> bool:
     return all(callable(getattr(mechanism, attr, None)) for attr in ("error_bound", "true_answer"))
 
 
-def _replace(job: AuditJob, **changes) -> AuditJob:
+def _replace(job, **changes):
     from dataclasses import replace
 
     return replace(job, **changes)

@@ -2,29 +2,33 @@
 
 Results are consumed in the order of the task list, whatever order workers finish in, so every
 reduction (including floating-point sums) is the same for any number of workers or backend.
+
+A stream left unfinished (an interrupted run, an error while folding results) is closed when the
+executor exits, quietly: joblib's "tasks ... not used / cancelled" warning would only leave the
+user wondering whether work was lost, and the engine's checkpoint already says what was saved.
 """
 
 from __future__ import annotations
 
-import numbers
+import re
+import warnings
+import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 from joblib import Parallel, delayed
 
-__all__ = ["ChunkExecutor", "make_executor", "check_backend"]
+from .parallelism import check_backend, check_n_jobs
 
-def check_backend(backend: Any) -> str:
-    if not isinstance(backend, str) or not backend:
-        raise TypeError(f"`backend` must be a backend name such as 'loky' or 'dask', got {backend!r}")
-    return backend
+__all__ = ["ChunkExecutor", "make_executor", "check_backend", "check_n_jobs", "quiet_abandoned_tasks"]
+
+#: joblib's warning when a result generator is closed before its end.
+_ABANDONED = re.compile(r".*(tasks have been successfully executed|still being processed by the workers)",
+                        re.DOTALL)
 
 
-def check_n_jobs(n_jobs: Any) -> int:
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"`n_jobs` must be an integer (1, 2, ... or -1 for all cores), got {n_jobs!r}")
-    if n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"`n_jobs` must be a positive integer or -1, got {n_jobs!r}")
-    return int(n_jobs)
+def quiet_abandoned_tasks() -> None:
+    """Ignore joblib's warning about an unfinished result generator (call inside ``catch_warnings``)."""
+    warnings.filterwarnings("ignore", message=_ABANDONED.pattern, category=UserWarning)
 
 
 class ChunkExecutor:
@@ -34,6 +38,7 @@ class ChunkExecutor:
         self.backend = check_backend(backend)
         self.n_jobs = check_n_jobs(n_jobs)
         self._parallel = None
+        self._streams: "weakref.WeakSet" = weakref.WeakSet()  # a dropped stream ends on its own
 
     def __enter__(self) -> "ChunkExecutor":
         self._parallel = Parallel(n_jobs=self.n_jobs, backend=self.backend, return_as="generator")
@@ -41,9 +46,14 @@ class ChunkExecutor:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._parallel is not None:
-            self._parallel.__exit__(*exc)
-            self._parallel = None
+        with warnings.catch_warnings():
+            quiet_abandoned_tasks()
+            for stream in list(self._streams):
+                stream.close()
+            self._streams = weakref.WeakSet()
+            if self._parallel is not None:
+                self._parallel.__exit__(*exc)
+                self._parallel = None
 
     @property
     def batch_size(self) -> int:
@@ -54,7 +64,25 @@ class ChunkExecutor:
     def map(self, fn: Callable, args: Sequence[tuple]) -> Iterator[Any]:
         if self._parallel is None:
             raise RuntimeError("use the executor as a context manager")
-        return iter(self._parallel(delayed(fn)(*a) for a in args))
+        if not args:  # joblib would warn that 0 tasks were cancelled when this is dropped
+            return iter(())
+        stream = _quietly(self._parallel(delayed(fn)(*a) for a in args))
+        self._streams.add(stream)
+        return stream
+
+
+def _quietly(stream: Iterator[Any]) -> Iterator[Any]:
+    """``stream``'s items; if it is dropped or closed early, it is closed without joblib's warning.
+
+    (``yield from`` would close the inner generator before a ``finally`` here could filter it.)
+    """
+    try:
+        for item in stream:
+            yield item
+    finally:
+        with warnings.catch_warnings():
+            quiet_abandoned_tasks()
+            stream.close()
 
 
 def make_executor(backend: str, n_jobs: int, **options) -> ChunkExecutor:

@@ -1,4 +1,4 @@
-"""What ``dpaudit run`` writes: report.json, summary.md and figures, each file atomically.
+"""What ``dpaudit run`` writes: report.json, summary.md, report.html and figures, each atomically.
 
 ``report.json`` holds one *entry* per audit::
 
@@ -22,14 +22,13 @@ privacy verdict, what the file expected, and the wall time.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .checkpoint import write_atomic
-from .report import dumps
+from .report import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, dumps, format_number
 
 __all__ = ["REPORT_FORMAT", "make_entry", "error_entry", "noise_density", "table_rows",
            "format_table", "markdown_table", "summary_markdown", "report_document", "write_reports", "load_report",
@@ -102,23 +101,7 @@ def noise_density(mechanism: Any, histogram: dict) -> Optional[dict]:
 
 # -- the table ----------------------------------------------------------------------------------
 def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    number = float(value)
-    if math.isinf(number):
-        return "∞" if number > 0 else "−∞"
-    return f"{number:.{digits}g}"
-
-
-def _claim_text(claim: dict) -> str:
-    kind = claim.get("type")
-    if kind == "approx-dp":
-        return f"({claim['epsilon']:g}, {claim['delta']:g})-DP"
-    if kind == "pure-dp":
-        return f"{claim['epsilon']:g}-DP"
-    if kind == "gdp":
-        return f"{claim['mu']:g}-GDP"
-    return str(kind)
+    return format_number(value, digits, missing="—")
 
 
 def _expected_text(entry: dict) -> str:
@@ -150,14 +133,14 @@ def table_rows(entries: Sequence[dict]) -> list[dict[str, str]]:
         rows.append({
             "name": entry["name"],
             "mechanism": report["mechanism"],
-            "claim": _claim_text(report["claim"]),
+            "claim": claim_label(report["claim"]),
             "exact": _fmt(report.get("exact_epsilon")),
             "eps_lb": _fmt(report["epsilon_lower_bound"]),
             "delta_lb": _fmt(report["delta_lower_bound"], 3),
             "mu_lb": _fmt(report["mu_lower_bound"]),
             "tightness": _fmt(report.get("audit_tightness"), 3),
             "slack": _fmt(report.get("claim_slack"), 3),
-            "accuracy": "—" if not accuracy else ("ok" if accuracy["verdict"] == "NOT_REFUTED" else "VIOLATED"),
+            "accuracy": "—" if not accuracy else accuracy["verdict"],
             "verdict": report["verdict"],
             "expected": _expected_text(entry),
             "time": f"{float(runtime['wall_time_s']):.1f}s" if "wall_time_s" in runtime else "—",
@@ -198,6 +181,10 @@ def markdown_table(entries: Sequence[dict]) -> str:
 
 def _footnotes(entries: Sequence[dict]) -> list[str]:
     notes = []
+    if any((entry.get("report") or {}).get("accuracy") for entry in entries):
+        notes.append("accuracy: the mechanism's declared accuracy claims (error bound P(|error| > a) ≤ α, "
+                     "noise variance, worst-case error) checked on the first pair's base dataset; "
+                     "summary.md lists each audit's")
     for entry in entries:
         text = _expected_text(entry)
         if entry.get("error"):
@@ -220,7 +207,7 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
              "Every certified bound of one audit holds simultaneously with probability ≥ its "
              "confidence; VIOLATED means a certified bound contradicts the claim.  "
              "tightness = ε_lb/ε_exact (how much of the true ε the audit certified), "
-             "slack = ε_exact/ε_claimed (> 1: the claim is false).", "",
+             "slack = ε_exact/ε_claimed (> 1: the claim is false).", "", TRADEOFF_MEANING, "",
              markdown_table(entries), ""]
     for entry in entries:
         lines += [f"## {entry['name']}", "", f"File: `{entry['path']}`"]
@@ -241,14 +228,12 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
 
 def _summary_text(report: dict) -> str:
     """AuditReport.summary() rebuilt from the dict (the same lines)."""
-    from mechanisms.claims import claim_from_dict
-
     def fmt(value: Any) -> str:
         return "unknown" if value is None else f"{float(value):.4g}"
 
     lines = [
         f"dpaudit: {report['mechanism']}",
-        f"  claim          {claim_from_dict(report['claim'])}",
+        f"  claim          {claim_label(report['claim'])} {claim_scope(report['claim'], report.get('scenario'))}",
         f"  verdict        {report['verdict']} (false-alarm probability ≤ {1 - report['confidence']:.3g})",
         f"  ε lower bound  {fmt(report['epsilon_lower_bound'])} at δ = {float(report['reference_delta']):g}"
         f"   (claimed {fmt(report['reference_epsilon'])}, exact {fmt(report.get('exact_epsilon'))})",
@@ -261,11 +246,13 @@ def _summary_text(report: dict) -> str:
     if report.get("claim_slack") is not None:
         lines.append(f"  claim slack     ε_exact/ε_claimed = {float(report['claim_slack']):.3f}")
     lines.append(f"  worst pair     {report['worst_pair']}")
-    lines.append(f"  samples        {int(report['samples']):,} per pair, side and phase; seed {report['seed']}")
+    lines.append(f"  samples        {int(report['samples']):,} per pair and side (all phases); seed {report['seed']}")
+    lines.append(f"  draws          {draws_text(report.get('draws') or {})}")
     lines += [f"  violation: {v['message']}" for v in report.get("violations", [])[:3]]
     accuracy = report.get("accuracy")
     if accuracy:
-        lines.append(f"  accuracy       {accuracy['verdict']}")
+        lines.append(f"  accuracy       {accuracy['verdict']} ({accuracy_claim(accuracy)}; "
+                     f"{int(accuracy['samples']):,} more draws)")
         lines += [f"    {v}" for v in accuracy.get("violations", [])[:3]]
     return "\n".join(lines)
 
@@ -280,12 +267,17 @@ def report_document(entries: Sequence[dict], settings: dict) -> dict:
 
 
 def write_reports(out: "str | Path", entries: Sequence[dict], settings: dict) -> dict[str, Path]:
-    """Write ``out/report.json`` and ``out/summary.md`` atomically; returns their paths."""
+    """Write ``out/report.json``, ``out/summary.md`` and the self-contained ``out/report.html``
+    (:mod:`audit.html`) atomically; returns their paths."""
+    from .html import report_html
+
     out = Path(out)
     document = report_document(entries, settings)
-    paths = {"report": out / "report.json", "summary": out / "summary.md"}
+    paths = {"report": out / "report.json", "summary": out / "summary.md", "html": out / "report.html"}
     write_file(paths["report"], (dumps(document) + "\n").encode())
     write_file(paths["summary"], summary_markdown(entries, settings).encode())
+    page = report_html(entries, settings, out, columns=COLUMNS, rows=table_rows(entries))
+    write_file(paths["html"], page.encode())
     return paths
 
 

@@ -7,11 +7,13 @@ imported only when a figure is drawn, and a missing install raises :class:`Plots
 
 The figures (one of each per audit):
 
-- :func:`tradeoff_figure`: the empirical trade-off curve T(α) of the learned test on the worst
-  pair, with its simultaneous confidence band, against the claimed curve f (every pair's true
-  curve must lie above it) and the exact curve (Dong, Roth & Su 2022, Def. 2.1).  A certified
-  point below the claimed curve is a violation (marked ✕).  Linear axes on the left; log-log
-  on the right, where the tails that decide large-ε claims are visible.
+- :func:`tradeoff_figure`: what the evidence certifies about the worst pair's trade-off curve T
+  (Dong, Roth & Su 2022, Def. 2.1): each certified point (α_hi, β_hi) gives T(α_hi) ≤ β_hi, so T
+  lies on or below the staircase through them (:func:`certified_staircase`); the region above
+  it is hatched.  This is an *upper* bound: no lower bound on T follows from samples.  Against
+  it the claimed curve f (the claim says T ≥ f) and the exact T.  A certified point below f is a
+  violation (✕, with a segment up to f).  Linear axes on the left; log-log on the right, where
+  the tails that decide large-ε claims are visible.
 - :func:`epsilon_figure`: the certified lower bound ε_lb(δ) against the claimed ε(δ) implied by
   the claim and the exact privacy profile ε(δ), δ on a log axis; where ε_lb exceeds the claim
   the claim is refuted (shaded).
@@ -34,7 +36,8 @@ import numpy as np
 
 
 __all__ = ["PlotsUnavailable", "tradeoff_figure", "epsilon_figure", "accuracy_figure",
-           "figures", "save_figures", "figure_stem", "as_report",
+           "figures", "save_figures", "figure_png", "certified_staircase",
+           "LABEL_CERTIFIED_REGION", "LABEL_VIOLATION", "figure_stem", "as_report",
            "LABEL_EMPIRICAL", "LABEL_CLAIMED", "LABEL_EXACT", "LABEL_CERTIFIED_EPSILON", "LABEL_HEADLINE",
            "LABEL_HISTOGRAM", "LABEL_DENSITY", "LABEL_GAUSSIAN"]
 
@@ -101,41 +104,83 @@ def _sparse_log_ticks(axis) -> None:
 
 
 # -- (a) trade-off ----------------------------------------------------------------------------------
+LABEL_CERTIFIED_REGION = "certified: T lies below this staircase"
+LABEL_VIOLATION = "certified point below the claim (violation)"
+#: In the linear panel a violation closer to the claimed curve than this (in β) is not drawn: it
+#: would sit on the line; the log-log panel shows it.
+_VISIBLE_GAP = 0.02
+
+
+def certified_staircase(alpha_hi: np.ndarray, beta_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The upper bound on the true trade-off curve T implied by certified points (α_hi, β_hi).
+
+    A certified point is a test with true errors α ≤ α_hi and β ≤ β_hi, hence T(α_hi) ≤ β_hi, and
+    since T is non-increasing, T(a) ≤ U(a) = min{β_hi,i : α_hi,i ≤ a} (U = 1 left of every point).
+    Returns the corners of U as a step path from α = 0 to α = 1.  No lower bound on T follows from
+    samples.
+    """
+    order = np.lexsort((beta_hi, alpha_hi))
+    xs, ys = [0.0], [1.0]
+    level = 1.0
+    for a, b in zip(alpha_hi[order], beta_hi[order]):
+        if b < level:
+            xs += [float(a), float(a)]
+            ys += [level, float(b)]
+            level = float(b)
+    xs.append(1.0)
+    ys.append(level)
+    return np.array(xs), np.array(ys)
+
+
 def tradeoff_figure(data: dict):
-    """Empirical trade-off curve with its confidence band, against the claimed and exact curves."""
+    """The certified upper bound on the trade-off curve, against the claimed and exact curves."""
     Figure = _matplotlib()
     report = as_report(data)
     curve = report["tradeoff"]
     alpha, beta = _array(curve["alpha"]), _array(curve["beta"])
-    alpha_lo, alpha_hi = _array(curve["alpha_lower"]), _array(curve["alpha_upper"])
-    beta_lo, beta_hi = _array(curve["beta_lower"]), _array(curve["beta_upper"])
+    alpha_hi, beta_hi = _array(curve["alpha_upper"]), _array(curve["beta_upper"])
     grid, claimed, exact = _array(curve["grid"]), _array(curve["claimed"]), _array(curve["exact"])
+    violations = report.get("violations") or []
+    v_alpha = np.array([float(v["alpha_hi"]) for v in violations])
+    v_beta = np.array([float(v["beta_hi"]) for v in violations])
+    v_claim = np.array([float(v["claimed_beta"]) for v in violations])
+    step_x, step_y = certified_staircase(alpha_hi, beta_hi)
     order = np.argsort(alpha, kind="stable")
-    figure = Figure(figsize=(11.5, 5.4), dpi=_DPI)
-    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.11, top=0.84, wspace=0.2)
+    figure = Figure(figsize=(11.5, 6.2), dpi=_DPI)
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.25, top=0.86, wspace=0.2)
     axes = figure.subplots(1, 2)
+    confidence = float(report["confidence"])
     for ax, log in zip(axes, (False, True)):
-        # The band: upper-right corners (α_hi, β_hi) out, lower-left corners (α_lo, β_lo) back.
-        band_x = np.concatenate([alpha_hi[order], alpha_lo[order][::-1]])
-        band_y = np.concatenate([beta_hi[order], beta_lo[order][::-1]])
-        ax.fill(band_x, band_y, color=_COLOURS["empirical"], alpha=0.22, linewidth=0,
-                label=f"{report['confidence']:g} simultaneous confidence band")
-        ax.plot(alpha[order], beta[order], "o-", color=_COLOURS["empirical"], markersize=3,
-                linewidth=1.4, label=LABEL_EMPIRICAL)
+        # Region above the staircase: excluded for T at the stated confidence (shown hatched).
+        ax.fill_between(step_x, step_y, 1.05, color=_COLOURS["empirical"], alpha=0.16, linewidth=0,
+                        hatch="//", edgecolor=_COLOURS["empirical"])
+        ax.plot(step_x, step_y, "-", color=_COLOURS["empirical"], linewidth=1.8,
+                label=f"{LABEL_CERTIFIED_REGION}: T(α_hi) ≤ β_hi at each certified point "
+                      f"(confidence {confidence:g}); hatched: T cannot be there")
+        ax.plot(alpha[order], beta[order], ".", color=_COLOURS["empirical"], markersize=3, alpha=0.6,
+                label=LABEL_EMPIRICAL + ": observed (α, β) of the same tests")
         ax.plot(grid, claimed, "--", color=_COLOURS["claimed"], linewidth=1.6,
-                label=f"{LABEL_CLAIMED} (lower bound on every pair's curve)")
+                label=f"{LABEL_CLAIMED} curve: the claim says T lies on or above it")
         if exact is not None:
-            ax.plot(grid, exact, "-", color=_COLOURS["exact"], linewidth=1.2, label=LABEL_EXACT)
-        violations = report.get("violations") or []
+            ax.plot(grid, exact, "-", color=_COLOURS["exact"], linewidth=1.2, label=f"{LABEL_EXACT} T")
         if violations:
-            ax.plot([v["alpha_hi"] for v in violations], [v["beta_hi"] for v in violations], "x",
-                    color=_COLOURS["violation"], markersize=6, markeredgewidth=1.3, zorder=1,
-                    label="certified point below the claim (violation)")
+            shown = np.ones(len(violations), dtype=bool) if log else (v_claim - v_beta) > _VISIBLE_GAP
+            if shown.any():
+                ax.vlines(v_alpha[shown], v_beta[shown], v_claim[shown], color=_COLOURS["violation"],
+                          linewidth=0.9, zorder=5)
+                ax.plot(v_alpha[shown], v_beta[shown], "x", color=_COLOURS["violation"], markersize=7,
+                        markeredgewidth=1.6, zorder=6,
+                        label=f"{LABEL_VIOLATION}, with its gap to the claim" if log else None)
+            if not log and not shown.all():
+                ax.text(0.03, 0.04, f"{int((~shown).sum())} violation(s) too close to the axes to see "
+                        "here:\nsee the log-log panel", transform=ax.transAxes, fontsize=8,
+                        bbox={"facecolor": "white", "edgecolor": "0.6", "alpha": 0.9})
         ax.set_xlabel("α  (type-I error: rejecting D when the output came from D)")
         ax.set_ylabel("β  (type-II error)")
         ax.grid(True, which="major", alpha=0.3)
         if log:
-            positive = np.concatenate([alpha[alpha > 0], beta[beta > 0], [1e-6]])
+            positive = np.concatenate([alpha[alpha > 0], beta[beta > 0], alpha_hi[alpha_hi > 0],
+                                       v_alpha[v_alpha > 0], v_beta[v_beta > 0], [1e-6]])
             low = max(10.0 ** math.floor(math.log10(positive.min())), 1e-9)
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -149,7 +194,8 @@ def tradeoff_figure(data: dict):
             ax.set_ylim(-0.01, 1.01)
             ax.set_aspect("equal")
             ax.set_title(f"pair: {curve['pair']}", fontsize=10)
-    axes[0].legend(loc="upper right", fontsize=8, framealpha=0.9)
+    handles, labels = axes[1].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, framealpha=0.9)
     figure.suptitle(_title(report, "trade-off curve"), fontsize=11)
     return figure
 
@@ -162,8 +208,8 @@ def epsilon_figure(data: dict):
     curve = report["epsilon_curve"]
     deltas, lower = _array(curve["deltas"]), _array(curve["lower_bounds"])
     claimed, exact = _array(curve["claimed"]), _array(curve["exact"])
-    figure = Figure(figsize=(8.0, 5.4), dpi=_DPI)
-    figure.subplots_adjust(left=0.08, right=0.97, bottom=0.11, top=0.88)
+    figure = Figure(figsize=(8.0, 6.2), dpi=_DPI)
+    figure.subplots_adjust(left=0.08, right=0.97, bottom=0.27, top=0.90)
     ax = figure.subplots()
     ax.plot(deltas, lower, "o-", color=_COLOURS["empirical"], markersize=3, linewidth=1.6,
             label=f"{LABEL_CERTIFIED_EPSILON}, confidence {report['confidence']:g}")
@@ -197,9 +243,17 @@ def epsilon_figure(data: dict):
     ax.set_ylabel("ε")
     top = [v for v in (np.nanmax(lower), ref_epsilon,
                        np.nanmax(exact) if exact is not None else None) if v is not None and math.isfinite(v)]
-    ax.set_ylim(0.0, 1.15 * max(top + [1e-3]))
+    ceiling = 1.15 * max(top + [1e-3])
+    ax.set_ylim(0.0, ceiling)
+    infinite = np.isinf(exact) if exact is not None else np.zeros(deltas.shape, dtype=bool)
+    if infinite.any():  # δ below δ_∞: no finite ε (outputs impossible under one neighbour)
+        edge = float(deltas[infinite].max())
+        ax.plot(deltas[infinite], np.full(infinite.sum(), 0.97 * ceiling), "^", color=_COLOURS["exact"],
+                markersize=7, label=f"{LABEL_EXACT} ε = ∞ at these δ (δ ≤ {edge:.3g} < δ_∞)")
+        ax.axvline(edge, color=_COLOURS["exact"], linestyle=":", linewidth=1.0)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    handles, labels = ax.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, framealpha=0.9)
     ax.set_title(_title(report, "privacy profile"), fontsize=11)
     return figure
 
@@ -278,6 +332,13 @@ def figures(data: dict) -> dict:
     return {kind: figure for kind, figure in drawn.items() if figure is not None}
 
 
+def figure_png(figure) -> bytes:
+    """The PNG bytes of a figure."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    return buffer.getvalue()
+
+
 def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Path]:
     """Draw and write ``<directory>/<stem>-<kind>.png`` atomically; returns the paths by kind."""
     from .output import write_file
@@ -285,9 +346,7 @@ def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Pa
     directory = Path(directory)
     paths = {}
     for kind, figure in figures(data).items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=_DPI)
         path = directory / f"{figure_stem(stem)}-{kind}.png"
-        write_file(path, buffer.getvalue())
+        write_file(path, figure_png(figure))
         paths[kind] = path
     return paths

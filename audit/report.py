@@ -17,7 +17,8 @@ from enum import Enum
 from typing import Any, Optional
 
 __all__ = ["Verdict", "Violation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
-           "jsonable", "dumps"]
+           "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text",
+           "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
 
 
 class Verdict(str, Enum):
@@ -58,6 +59,94 @@ def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), indent=2, allow_nan=False)
 
 
+#: What the certified trade-off points bound, in the words every report uses.
+TRADEOFF_MEANING = (
+    "Each certified point (α_hi, β_hi) is a threshold test whose true type-I error is at most α_hi "
+    "and whose true type-II error is at most β_hi, so the pair's true trade-off curve satisfies "
+    "T(α_hi) ≤ β_hi: together the points give an upper bound on T (the staircase in the figure; "
+    "T lies on or below it). No sampling-based audit can bound T from below. The claim says "
+    "T ≥ the claimed curve, so a certified point below the claimed curve refutes it.")
+
+
+def format_number(value: Any, digits: int = 4, missing: str = "unknown") -> str:
+    """``value`` to ``digits`` significant digits; ∞ and −∞ as symbols, ``None`` as ``missing``."""
+    if value is None:
+        return missing
+    number = float(value)
+    if math.isinf(number):
+        return "∞" if number > 0 else "−∞"
+    return f"{number:.{digits}g}"
+
+
+def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None) -> dict:
+    """How many outputs the audit drew from the mechanism, per side.
+
+    ``phases`` maps each phase to the draws per pair and side it actually made (a phase cut short
+    by early stopping counts what it drew).  Every pair has two sides (its two datasets), each drawn
+    ``per_pair_per_side`` times in total, so a side over all ``pairs`` is ``per_side`` draws and the
+    whole audit ``2 · per_side`` (the accuracy audit, if any, draws ``accuracy.samples`` more).
+    ``looks`` says at which look of how many the audit stopped.
+    """
+    phases = {phase: int(count) for phase, count in phases.items() if count}
+    per_pair = sum(phases.values())
+    draws = {"per_side": int(pairs) * per_pair, "pairs": int(pairs), "per_pair_per_side": phases}
+    if looks is not None:
+        draws["looks"] = looks
+    return draws
+
+
+def draws_text(draws: dict) -> str:
+    """One line: the total draws per side, how they split over the phases, where it stopped."""
+    if not draws:
+        return "unknown"
+    phases = " + ".join(f"{count:,} {phase}" for phase, count in draws["per_pair_per_side"].items())
+    looks = draws.get("looks")
+    stop = ""
+    if looks and looks.get("stopped_early"):
+        stop = f"; stopped early at look {looks['look']} of {looks['of']}, a violation being certified"
+    return (f"{int(draws['per_side']):,} per side in total ({draws['pairs']} pair(s) × ({phases}){stop})")
+
+
+def claim_label(claim: dict) -> str:
+    """A claim dict (``Claim.to_dict()``) without its relation, e.g. ``(1, 1e-05)-DP``."""
+    kind = claim.get("type")
+    if kind == "approx-dp":
+        return f"({float(claim['epsilon']):g}, {float(claim['delta']):g})-DP"
+    if kind == "pure-dp":
+        return f"{float(claim['epsilon']):g}-DP"
+    if kind == "gdp":
+        return f"{float(claim['mu']):g}-GDP"
+    return str(kind)
+
+
+def claim_scope(claim: dict, scenario: dict) -> str:
+    """What the claim was audited for: the neighbour relation, or the user's vouched-for pairs.
+
+    A relation means nothing for inputs that are not datasets of rows (``scenarios.custom``), so
+    there the claim is stated for the pairs the user vouched for.
+    """
+    if not (scenario or {}).get("checked", True):
+        return "[on the input pairs vouched for by the user; no neighbour relation checked]"
+    return f"[{claim.get('relation', 'add-remove')}]"
+
+
+def accuracy_claim(accuracy: dict) -> str:
+    """The accuracy claims an accuracy report (``AccuracyReport.to_dict()``) checked, in words."""
+    alpha = float(accuracy["alpha"])
+    parts = []
+    queries = [c for c in accuracy.get("columns", []) if c.get("is_query")]
+    if queries and queries[0].get("claimed_bound") is not None:
+        parts.append(f"P(|error| > {float(queries[0]['claimed_bound']):.4g}) ≤ {alpha:g} per query")
+    if int(accuracy.get("queries", 1)) > 1 and accuracy.get("max_error_bound") is not None:
+        parts.append(f"P(max of {int(accuracy['queries'])} |errors| > "
+                     f"{float(accuracy['max_error_bound']):.4g}) ≤ {alpha:g}")
+    if queries and queries[0].get("claimed_variance") is not None:
+        parts.append(f"noise variance {float(queries[0]['claimed_variance']):.4g}")
+    if accuracy.get("worst_case_bound") is not None:
+        parts.append(f"|error| ≤ {float(accuracy['worst_case_bound']):.4g} always")
+    return "claimed " + "; ".join(parts) if parts else "no accuracy claim"
+
+
 @dataclass(frozen=True)
 class Violation:
     """A certified test whose error bounds lie below the claimed trade-off curve."""
@@ -91,11 +180,16 @@ class EpsilonCurve:
 
 @dataclass(frozen=True)
 class TradeoffCurve:
-    """The empirical trade-off of the learned test on one pair, with its confidence band.
+    """The empirical trade-off of the learned test on one pair, and what it certifies.
 
     Point i is one threshold test: (alpha[i], beta[i]) are its empirical errors on the
-    certification samples, [alpha_lower, alpha_upper] × [beta_lower, beta_upper] their simultaneous
-    band.  ``grid``/``claimed``/``exact`` are the claimed and exact curves for plotting.
+    certification samples and [alpha_lower, alpha_upper] × [beta_lower, beta_upper] a box holding
+    its true errors (simultaneously for all points and all other bounds of the report).  What
+    this bounds: the test's true errors are at most (alpha_upper[i], beta_upper[i]), so the pair's
+    true trade-off curve satisfies T(alpha_upper[i]) ≤ beta_upper[i], an *upper* bound on T (the
+    staircase of :func:`audit.plots.certified_staircase`).  No lower bound on T follows from
+    samples: a better test may exist that the audit did not find.  ``grid``/``claimed``/``exact``
+    are the claimed and exact curves for plotting.
     """
 
     pair: str
@@ -153,7 +247,8 @@ class AuditReport:
     confidence: float
     statistic: dict
     runtime: dict = field(compare=False)
-    allocation: Optional[dict] = None  # draws per phase and side, and the look the audit stopped at
+    #: Outputs drawn from the mechanism per side (see :func:`draw_counts`); empty if unknown.
+    draws: dict = field(default_factory=dict)
 
     def to_dict(self, include_runtime: bool = True) -> dict:
         data = {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}
@@ -166,13 +261,34 @@ class AuditReport:
     def to_json(self, include_runtime: bool = True) -> str:
         return json.dumps(self.to_dict(include_runtime), indent=2, allow_nan=False)
 
+    def to_html(self, figures: bool = True) -> str:
+        """This audit as an HTML fragment (:func:`audit.html.audit_section`), with its figures
+        as embedded PNGs when ``figures`` and matplotlib is installed."""
+        from .html import audit_section
+
+        data = self.to_dict()
+        drawn = {}
+        if figures:
+            from .plots import PlotsUnavailable, figure_png, figures as draw
+
+            try:
+                drawn = {kind: figure_png(figure) for kind, figure in draw(data).items()}
+            except PlotsUnavailable:
+                drawn = {}
+        return audit_section(data, figures=drawn)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the HTML summary with its figures."""
+        return self.to_html()
+
     def summary(self) -> str:
         def fmt(value, digits=4):
             return "unknown" if value is None else f"{value:.{digits}g}"
 
         lines = [
             f"dpaudit: {self.mechanism}",
-            f"  claim          {self.claim}",
+            f"  claim          {claim_label(self.claim.to_dict())} "
+            f"{claim_scope(self.claim.to_dict(), self.scenario)}",
             f"  verdict        {self.verdict.value} (false-alarm probability ≤ {1 - self.confidence:.3g})",
             f"  ε lower bound  {fmt(self.epsilon_lower_bound)} at δ = {self.reference_delta:g}"
             f"   (claimed {fmt(self.reference_epsilon)}, exact {fmt(self.exact_epsilon)})",
@@ -185,18 +301,13 @@ class AuditReport:
         if self.claim_slack is not None:
             lines.append(f"  claim slack     ε_exact/ε_claimed = {self.claim_slack:.3f}")
         lines.append(f"  worst pair     {self.worst_pair}")
-        used = (self.allocation or {}).get("used")
-        if used:
-            stop = (f", stopped at look {used['look']} of {used['looks']}" if used["stopped_early"]
-                    else "")
-            lines.append(f"  samples        {self.samples:,} per pair and side, {used['per_side']:,} drawn"
-                         f"{stop}; seed {self.seed}")
-        else:
-            lines.append(f"  samples        {self.samples:,} per pair and side; seed {self.seed}")
+        lines.append(f"  samples        {self.samples:,} per pair and side (all phases); seed {self.seed}")
+        lines.append(f"  draws          {draws_text(self.draws)}")
         for violation in self.violations[:3]:
             lines.append(f"  violation: {violation.message}")
         if self.accuracy is not None:
-            lines.append(f"  accuracy       {self.accuracy.verdict.value}")
+            lines.append(f"  accuracy       {self.accuracy.verdict.value} ({accuracy_claim(self.accuracy.to_dict())}; "
+                         f"{self.accuracy.samples:,} more draws)")
         if not self.scenario.get("checked", True):
             lines.append("  note           neighbouring pairs vouched for by the user, not checked")
         return "\n".join(lines)

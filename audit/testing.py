@@ -34,7 +34,7 @@ __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAUL
 
 #: Seed of every audit unless given: the same code gives the same verdict on every CI run.
 DEFAULT_SEED = 20_260_501
-#: Draws per pair, side and phase: enough to refute a claim off by a few tenths of ε in seconds.
+#: Draws per pair and side over all phases: enough to refute a claim off by a few tenths of ε in seconds.
 DEFAULT_SAMPLES = 400_000
 #: Every certified bound holds with at least this probability; false alarms ≤ 1 − confidence.
 DEFAULT_CONFIDENCE = 0.95
@@ -64,7 +64,7 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     claim : ApproxDP, PureDP or GaussianDP, optional
         Default: ``mechanism.claim``.
     samples : int, optional
-        Draws per pair, side and phase; default :data:`DEFAULT_SAMPLES`.  ``pytest
+        Draws per pair and side over all phases; default :data:`DEFAULT_SAMPLES`.  ``pytest
         --dp-audit-samples N`` overrides it.
     seed : int, optional
         Default :data:`DEFAULT_SEED` (deterministic); ``None`` draws fresh entropy.
@@ -118,14 +118,15 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
 
 def failure_message(report: Any, *, accuracy: bool = False) -> str:
     """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
-    from audit.report import Verdict
+    from audit.report import Verdict, claim_label, claim_scope
 
     claim = report.claim
+    claimed = f"{claim_label(claim.to_dict())} {claim_scope(claim.to_dict(), report.scenario)}"
     level = f"jointly with probability ≥ {report.confidence:g}"
     lines = []
     if report.verdict is Verdict.VIOLATED:
         lines += [
-            f"privacy claim {claim} of {report.mechanism} is VIOLATED",
+            f"privacy claim {claimed} of {report.mechanism} is VIOLATED",
             f"  certified ε ≥ {report.epsilon_lower_bound:.4g} at δ = {report.reference_delta:g} "
             f"(claimed ε = {report.reference_epsilon:.4g})",
             f"  certified δ ≥ {report.delta_lower_bound:.4g} at ε = {report.reference_epsilon:.4g} "
@@ -140,8 +141,10 @@ def failure_message(report: Any, *, accuracy: bool = False) -> str:
     if accuracy:
         lines.append(f"accuracy claims of {report.mechanism} are VIOLATED")
         lines += [f"  {violation}" for violation in report.accuracy.violations[:3]]
-    lines.append(f"  (bounds hold {level}; {report.samples:,} samples per pair, side and phase; "
-                 f"seed {report.seed})")
+    draws = (report.draws or {}).get("per_side")
+    lines.append(f"  (bounds hold {level}; {report.samples:,} samples per pair and side"
+                 + (f", {int(draws):,} draws per side in total" if draws is not None else "")
+                 + f"; seed {report.seed})")
     return "\n".join(lines)
 
 
@@ -178,7 +181,7 @@ def _positive_int(text: str) -> int:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit", "differential-privacy claim audits")
     group.addoption(_OPTION, dest="dp_audit_samples", type=_positive_int, default=None, metavar="N",
-                    help="samples per pair, side and phase of every dpaudit assert_claim / dp_audit "
+                    help="samples per pair and side of every dpaudit assert_claim / dp_audit "
                          "audit in this run (overrides the tests' own values)")
 
 

@@ -8,7 +8,7 @@ false-VIOLATED count with its two-sided 95% Clopper–Pearson interval, to be co
 the coverage of each certified bound: the fraction of runs with ε_lb ≤ exact ε (at the claim's δ),
 δ_lb ≤ exact δ (at the claim's ε) and μ_lb ≤ exact μ (Gaussian-shaped mechanisms only).
 
-**Power.**  Every mechanism of :data:`mechanisms.faulty.FAULTY_MECHANISMS` is audited R_power
+**Power.**  Every mechanism of :data:`scenarios.faulty_cases.FAULTY_MECHANISMS` is audited R_power
 times at the engine's default sample count, and R_grid times at each sample count of a doubling
 grid (``grid_start``·2^i below the default, then the default), smallest first, until one detects the fault (verdict
 VIOLATED) in ≥ 95% of runs: the smallest such count is reported.
@@ -52,7 +52,8 @@ from audit.report import jsonable
 from mechanisms import (Composition, CorrelatedGaussianMechanism, GaussianMechanism, LaplaceMechanism,
                         TruncatedLaplaceMechanism)
 from mechanisms._validation import check_int, check_open_unit
-from mechanisms.faulty import FAULTY_MECHANISMS, exact_truth
+from mechanisms.faulty import exact_truth
+from scenarios.faulty_cases import FAULTY_MECHANISMS
 
 __all__ = ["REFERENCE_CASES", "FULL", "QUICK", "ValidityRow", "PowerRow", "GridPoint", "StudyResult",
            "run_study", "main", "run_seed"]
@@ -354,7 +355,7 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
     Parameters
     ----------
     cases : names of :data:`REFERENCE_CASES` (default all; ``[]`` skips validity).
-    faulty : names of :data:`mechanisms.faulty.FAULTY_MECHANISMS` (default all; ``[]`` skips power).
+    faulty : names of :data:`scenarios.faulty_cases.FAULTY_MECHANISMS` (default all; ``[]`` skips power).
     runs, samples : audits per correct mechanism, and their samples per pair, side and phase.
     power_runs, default_samples : audits per faulty mechanism at the default sample count.
     grid_runs, grid_start : audits per grid point; first point of the doubling grid

@@ -9,7 +9,6 @@ carry the privacy they ``claim`` and the exact truth (privacy profile, ε(δ), t
 from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
 from .claims import ApproxDP, Claim, GaussianDP, PureDP, Relation
 from .composition import Composition
-from .faulty import FAULTY_MECHANISMS
 from .correlated import CorrelatedGaussianMechanism
 from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
@@ -31,7 +30,6 @@ __all__ = [
     "CalibrationWarning",
     "Claim",
     "Composition",
-    "FAULTY_MECHANISMS",
     "CorrelatedGaussianMechanism",
     "GaussianDP",
     "GaussianMechanism",

@@ -45,7 +45,9 @@ Rules:
   one ``[[scenario.pair]]`` table per pair with ``base``, ``neighbor`` (arrays of numbers) and an
   optional ``label``; the pairs are vouched for by the file, not checked (:func:`scenarios.custom`).
 - ``callable``: a class, or any object when further keys are given, is called with the keys as
-  keyword arguments (a factory); otherwise the object itself is the mechanism.  Importing the
+  keyword arguments (a factory); otherwise the object itself is the mechanism.  The module is
+  imported from ``sys.path``, else from the scenario file's own folder (which is then put at the
+  front of ``sys.path``, as pytest's "prepend" import mode does for test modules).  Importing the
   module runs its code, as any plugin mechanism does; nothing in the file is evaluated.
 - Every error is a :class:`ScenarioFileError` reading ``"<path>: <key.path> <what is wrong>,
   got <value>"``; warnings raised while constructing the mechanism (e.g. a calibration used
@@ -58,6 +60,7 @@ import importlib
 import inspect
 import json
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -155,8 +158,9 @@ def _show(value: Any) -> str:
 class _Context:
     """Formats errors for one file: ``"<path>: <key.path> <problem>, got <value>"``."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, folder: Optional[Path] = None) -> None:
         self.path = path
+        self.folder = folder  # where `callable = "module:attr"` also looks for the module
 
     def error(self, key: str, problem: str, value: Any = None, *, show_value: bool = True) -> ScenarioFileError:
         suffix = f", got {_show(value)}" if show_value else ""
@@ -220,15 +224,40 @@ def _import_object(ctx: _Context, key: str, target: Any) -> Any:
     if not isinstance(target, str) or not _CALLABLE_PATTERN.match(target):
         raise ctx.error(key, 'must be a string "package.module:attribute"', target)
     module_name, attribute = target.split(":")
-    try:
-        obj = importlib.import_module(module_name)
-    except Exception as exc:  # any failure while importing user code: name it, don't crash
-        raise ctx.error(key, f"cannot be imported ({type(exc).__name__}: {exc})", target) from None
+    obj = _import_module(ctx, key, module_name, target)
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise ctx.error(key, f"names no attribute {part!r} in module {module_name!r}", target)
         obj = getattr(obj, part)
     return obj
+
+
+def _import_module(ctx: _Context, key: str, module_name: str, target: str) -> Any:
+    """Import ``module_name`` from ``sys.path``, else from the scenario file's own folder.
+
+    A module beside the file (``my_module.py`` next to ``my_count.toml``) is found the way pytest
+    finds test modules in its default "prepend" import mode: the folder is put at the front of
+    ``sys.path`` (and stays there, so worker processes started later import it too).
+    """
+    top = module_name.split(".")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        folder = ctx.folder
+        beside = folder is not None and ((folder / f"{top}.py").is_file() or (folder / top).is_dir())
+        if exc.name != top or not beside:
+            where = f" and in the scenario file's folder {str(folder)!r}" if folder is not None else ""
+            raise ctx.error(key, f"cannot be imported (ModuleNotFoundError: {exc}); looked on sys.path"
+                            f"{where}", target) from None
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+        importlib.invalidate_caches()
+    except Exception as exc:  # any failure while importing user code: name it, don't crash
+        raise ctx.error(key, f"cannot be imported ({type(exc).__name__}: {exc})", target) from None
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:
+        raise ctx.error(key, f"cannot be imported ({type(exc).__name__}: {exc})", target) from None
 
 
 def _parameters(factory: Callable) -> Optional[dict[str, inspect.Parameter]]:
@@ -450,20 +479,33 @@ def _audit_settings(ctx: _Context, table: Optional[dict]) -> dict:
 
 
 def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
-    """Draw one output on the first pair: catches a row width the mechanism does not take."""
+    """Draw one output on the first pair: catches a row width the mechanism does not take.
+
+    The mechanism is the user's code, so anything it raises is reported with the file, the
+    mechanism's name, the exception's type and where it was called (as the audit engine does).
+    """
+    name = mechanisms.mechanism_name(mechanism)
     searched = getattr(scenario, "domain", None)  # a SearchSpec holds its domain (issue 13)
-    example = searched.example() if hasattr(searched, "example") else scenario.pairs[0].base
+    if hasattr(searched, "example"):
+        example, where = searched.example(), "when called on an example dataset of the search domain"
+    else:
+        pair = scenario.pairs[0]
+        example = pair.base
+        where = f"when called on the base dataset of pair {pair.label!r} while loading the file"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             output = np.asarray(mechanism(example, 1, np.random.default_rng(0)))
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(
-            f"{ctx.path}: scenario does not fit the mechanism (rows of width {example.shape[-1]}; "
-            f"set mechanism.d?): {exc}") from None
-    if output.ndim != 2 or output.shape[0] != 1:
+            f"{ctx.path}: scenario does not fit the mechanism (rows of width {np.shape(example)[-1]}; "
+            f"set mechanism.d?): mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from None
+    except Exception as exc:  # the user's code: name the file, the mechanism and the exception
         raise ScenarioFileError(
-            f"{ctx.path}: mechanism must return a (size, k) array, got shape {output.shape} for size 1")
+            f"{ctx.path}: mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from exc
+    if output.ndim not in (1, 2) or output.shape[0] != 1:
+        raise ScenarioFileError(f"{ctx.path}: mechanism must return a (size, k) or (size,) array, got "
+                                f"shape {output.shape} for size 1")
 
 
 # -- public entry points ---------------------------------------------------------------------------
@@ -487,7 +529,7 @@ def load(path: Union[str, Path]) -> AuditSpec:
         unimportable ``module:attribute``, or a constructor's own validation error.  The
         message starts with ``path`` as given and names the key path.
     """
-    ctx = _Context(str(path))
+    ctx = _Context(str(path), Path(path).resolve().parent)
     file = Path(path)
     try:
         with file.open("rb") as handle:

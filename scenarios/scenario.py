@@ -208,7 +208,10 @@ class Scenario:
                 raise ValueError(f"{where}: the {name} dataset {problem}")
         reason = neighbor_mismatch(base, neighbor, self.relation)
         if reason is not None:
-            raise ValueError(f"{where} is not a neighbour pair under {self.relation.value!r}: {reason}")
+            hint = ("; if D and D' are not datasets of rows but other inputs (e.g. query-answer "
+                    "vectors), pass scenarios.custom([(D, D')]) instead: you vouch that they come from "
+                    "neighbouring datasets and the report says so") if self.domain is Domain.ROWS else ""
+            raise ValueError(f"{where} is not a neighbour pair under {self.relation.value!r}: {reason}{hint}")
 
     def _domain_problem(self, rows: np.ndarray) -> Optional[str]:
         if self.d is not None and rows.shape[1] != self.d:

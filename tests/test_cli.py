@@ -207,7 +207,7 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, capsys, monkeypatch, args):
 def test_bad_usage_through_the_process_exits_2(tmp_path):
     result = dpaudit("run", "--samples", "0", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.strip() == \
-        "dpaudit run: argument --samples: must be a positive integer, got '0'"
+        "dpaudit run: argument --samples: must be a positive integer (e.g. 100000, 100_000, 100,000 or 1e5), got '0'"
 
 
 def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
@@ -247,7 +247,7 @@ def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
 def test_resume_with_other_settings_is_refused(tmp_path, capsys):
     path = scenario_file(tmp_path, "small", GAUSSIAN, samples=20_000)
     out = tmp_path / "out"
-    assert run_main(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    assert run_main(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--keep-checkpoints")[0] == 0
     code, _, err = run_main(capsys, "run", path, "--out", out, "--resume", "--samples", "30000", "--no-plots")
     assert code == 2 and "checkpoint" in err and "without --resume" in err
     # Without --resume the stale checkpoint is deleted and the run starts afresh.
@@ -259,7 +259,8 @@ def test_plot_redraws_figures_from_a_saved_report(holds_run, tmp_path):
     directory, _, _ = holds_run
     result = dpaudit("plot", directory / "out" / "report.json", "--out", tmp_path / "figs", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
+    # `plot --out DIR` places figures as `run --out DIR` does: in DIR/figures/.
+    assert sorted(p.name for p in (tmp_path / "figs" / "figures").iterdir()) == [
         "small-gaussian-accuracy.png", "small-gaussian-epsilon.png", "small-gaussian-tradeoff.png"]
     (tmp_path / "broken.json").write_text("{not json")
     broken = dpaudit("plot", tmp_path / "broken.json", cwd=tmp_path)

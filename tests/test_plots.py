@@ -67,27 +67,67 @@ def test_tradeoff_figure_plots_the_report_curves(gaussian):
         order = np.argsort(_floats(curve["alpha"]), kind="stable")
         np.testing.assert_array_equal(x, _floats(curve["alpha"])[order])
         np.testing.assert_array_equal(y, _floats(curve["beta"])[order])
-        x, y = _line(ax, f"{plots.LABEL_CLAIMED} (")
+        x, y = _line(ax, f"{plots.LABEL_CLAIMED} curve")
         np.testing.assert_array_equal(x, _floats(curve["grid"]))
         np.testing.assert_array_equal(y, _floats(curve["claimed"]))
         x, y = _line(ax, plots.LABEL_EXACT)
         np.testing.assert_array_equal(y, _floats(curve["exact"]))
         assert ax.get_xlabel().startswith("α") and ax.get_ylabel().startswith("β")
-        assert ax.get_legend() is not None or ax is figure.axes[1]
+        # The certified region: the staircase through the certified points, drawn in both panels.
+        x, y = _line(ax, plots.LABEL_CERTIFIED_REGION)
+        expected_x, expected_y = plots.certified_staircase(_floats(curve["alpha_upper"]), _floats(curve["beta_upper"]))
+        np.testing.assert_array_equal(x, expected_x)
+        np.testing.assert_array_equal(y, expected_y)
+        assert ax.collections, "the region above the staircase is shaded"
+    assert len(figure.legends) == 1  # one legend below both panels, covering no curve
     assert figure.axes[1].get_xscale() == "log" and figure.axes[1].get_yscale() == "log"
-    # The band is one polygon through the upper-right and lower-left corners of the boxes.
-    (band,) = [p for p in figure.axes[0].patches if "confidence band" in str(p.get_label())]
-    vertices = band.get_xy()
-    assert np.isclose(vertices[:, 0].max(), max(_floats(curve["alpha_upper"])))
-    assert np.isclose(vertices[:, 1].min(), min(_floats(curve["beta_lower"])))
+
+
+def test_certified_staircase_is_the_upper_bound_the_points_imply():
+    # T(α_hi) ≤ β_hi and T non-increasing give T(a) ≤ min{β_hi : α_hi ≤ a}: check it at many a.
+    alpha_hi = np.array([0.5, 0.1, 0.3, 0.3, 0.9])
+    beta_hi = np.array([0.2, 0.7, 0.4, 0.35, 0.25])  # (0.9, 0.25) is dominated by (0.5, 0.2)
+    x, y = plots.certified_staircase(alpha_hi, beta_hi)
+    assert x[0] == 0.0 and y[0] == 1.0 and x[-1] == 1.0
+    for a in np.linspace(0, 1, 1001):
+        allowed = beta_hi[alpha_hi <= a]
+        bound = allowed.min() if allowed.size else 1.0
+        # the step path's value at a: the last corner at or left of a (right-continuous steps)
+        value = y[np.searchsorted(x, a, side="right") - 1]
+        assert value == bound, a
 
 
 def test_violations_are_marked_on_the_tradeoff_figure(violated):
     report = violated["report"]
     assert report["verdict"] == "VIOLATED"
-    x, y = _line(plots.tradeoff_figure(violated).axes[0], "certified point below the claim")
-    np.testing.assert_array_equal(x, [v["alpha_hi"] for v in report["violations"]])
-    np.testing.assert_array_equal(y, [v["beta_hi"] for v in report["violations"]])
+    figure = plots.tradeoff_figure(violated)
+    alpha = np.array([v["alpha_hi"] for v in report["violations"]])
+    beta = np.array([v["beta_hi"] for v in report["violations"]])
+    gap = np.array([v["claimed_beta"] for v in report["violations"]]) - beta
+    # Log-log panel: every violation.
+    x, y = _line(figure.axes[1], plots.LABEL_VIOLATION)
+    np.testing.assert_array_equal(x, alpha)
+    np.testing.assert_array_equal(y, beta)
+    # Linear panel: only those visibly off the claimed curve; the others are announced in words
+    # instead of sitting on the claim line.
+    visible = gap > 0.02
+    crosses = [line for line in figure.axes[0].get_lines() if line.get_marker() == "x"]
+    shown = np.concatenate([np.asarray(line.get_xdata(), dtype=float) for line in crosses]) if crosses else np.array([])
+    np.testing.assert_array_equal(shown, alpha[visible])
+    assert (~visible).any(), "this case has violations at β ≈ 0 (ε = 7: β_hi ≈ 1e-4)"
+    (note,) = figure.axes[0].texts
+    assert f"{int((~visible).sum())} violation(s)" in note.get_text() and "log-log" in note.get_text()
+
+
+def test_infinite_exact_epsilon_is_drawn():
+    # Truncated Laplace: exact ε(δ) = ∞ for δ < δ_∞ (GROUND_TRUTH, truncated Laplace section).
+    entry = _entry("tl", mechanisms.TruncatedLaplaceMechanism(1.0, 1e-5))
+    exact = _floats(entry["report"]["epsilon_curve"]["exact"])
+    assert np.isinf(exact).any()
+    ax = plots.epsilon_figure(entry).axes[0]
+    x, _ = _line(ax, f"{plots.LABEL_EXACT} ε = ∞")
+    np.testing.assert_array_equal(x, _floats(entry["report"]["epsilon_curve"]["deltas"])[np.isinf(exact)])
+    assert ax.get_legend() is None and len(ax.figure.legends) == 1  # legend outside the axes
 
 
 def test_epsilon_figure_plots_the_certified_claimed_and_exact_profiles(violated):

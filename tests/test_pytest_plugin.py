@@ -71,7 +71,8 @@ def test_a_violated_claim_fails_with_a_readable_message(pytester):
         "*worst pair: 'add all-ones row'",
         "*pair 'add all-ones row' (*): a test with type-I error ≤ * and type-II error ≤ *",
         "*exact ε at δ = 0.1: 8.016",
-        "*bounds hold jointly with probability ≥ 0.95; 1,000,000 samples per pair, side and phase; seed 20260501*",
+        "*bounds hold jointly with probability ≥ 0.95; 1,000,000 samples per pair, side and phase, "
+        "*,*,* draws per side in total; seed 20260501*",
     ])
 
 

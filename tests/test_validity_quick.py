@@ -24,7 +24,7 @@ from scipy import special, stats
 from audit.intervals import cp_upper
 from audit.selection import Budget, headline_slots
 from benchmarks.validity import REFERENCE_CASES, run_study
-from mechanisms.faulty import FAULTY_MECHANISMS
+from scenarios.faulty_cases import FAULTY_MECHANISMS
 
 SEED = 20261121
 GAMMA = 0.05  # 1 − confidence: the per-audit false-alarm (and bound-failure) probability allowed

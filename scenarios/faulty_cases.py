@@ -1,0 +1,123 @@
+"""The zoo of faulty mechanisms, each paired with the neighbouring datasets that expose it.
+
+:data:`FAULTY_MECHANISMS` maps a name to a :class:`FaultyCase`, a zero-argument factory of
+``(mechanism, scenario)``: the mechanism (from :mod:`mechanisms.faulty`) carries the claim its
+author would state and the exact truth that contradicts it; the scenario holds the worst-case
+pairs under the claim's relation.  The registry lives here, one layer above the mechanisms, so
+that :mod:`mechanisms` never imports :mod:`scenarios` (layers reach down only).  See
+:mod:`mechanisms.faulty` for each mistake and its exact truth.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mechanisms._validation import check_finite_positive, check_int, check_open_unit
+from mechanisms.correlated import CorrelatedGaussianMechanism
+from mechanisms.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism
+from mechanisms.gaussian import CalibrationWarning, GaussianMechanism
+from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
+
+from . import builders
+
+__all__ = ["FAULTY_MECHANISMS", "FaultyCase"]
+
+
+def gaussian_sensitivity_underestimated(d: int = 4, epsilon: float = 1.0, delta: float = 1e-5):
+    """Analytic Gaussian calibrated to l2 sensitivity 1 on d column sums (true sensitivity √d).
+
+    Exact μ = √d/σ instead of 1/σ (:class:`~mechanisms.gaussian.GaussianMechanism` always uses the
+    true √d); for d = 4, (1, 1e-5): σ = 3.7306, μ = 0.5361, exact ε(1e-5) = 2.1547.
+    """
+    d = check_int("d", d, minimum=2)
+    mechanism = GaussianMechanism(epsilon, delta, d=d, sensitivity=1.0)
+    return mechanism, builders.counting(d)
+
+
+def gaussian_classical_large_epsilon(epsilon: float = 7.0, delta: float = 0.1):
+    """Classical σ = √(2 ln(1.25/δ))/ε used at large ε (Dwork & Roth Thm A.1 assumes ε < 1).
+
+    At ε = 7, δ = 0.1: σ = 0.32108, μ = 3.1145, exact ε(0.1) = 8.0159 and δ(7) = 0.1672
+    (GROUND_TRUTH §1: the classical bound holds only up to ε ≈ 5.74 at δ = 0.1).  The
+    :class:`~mechanisms.gaussian.CalibrationWarning` is the point of this case and is silenced.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        mechanism = GaussianMechanism(epsilon, delta, d=1, calibration="classical")
+    return mechanism, builders.counting(1)
+
+
+def correlated_half_size_noise(mu: float = 1.0, d: int = 4):
+    """:class:`HalfSizeNoiseCorrelatedGaussian` claiming μ-GDP under add/remove; exact 2μ."""
+    mechanism = HalfSizeNoiseCorrelatedGaussian(mu, d)
+    return mechanism, builders.counting(mechanism.d)
+
+
+def correlated_replace(mu: float = 1.0, d: int = 4):
+    """Algorithm 1 claiming μ-GDP under replacement; exact 2μ√(√d/(√d + 1)) (GROUND_TRUTH §5)."""
+    mechanism = CorrelatedGaussianMechanism(mu, d, relation="replace")
+    return mechanism, builders.counting(mechanism.d, relation="replace")
+
+
+def truncated_laplace_half_bound(epsilon: float = 1.0, delta: float = 1e-5):
+    """Geng's truncated Laplace with τ = half of (1/ε) ln(1 + (e^ε − 1)/(2δ)).
+
+    Outputs within 1 of the bound are impossible under one neighbour: δ(ε') ≥ δ_∞ = r(e^ε − 1)/
+    (2(1 − r)) with r = e^{−τε}; at (1, 1e-5): τ = 5.6806, δ_∞ = 2.941e-3, so ε(1e-5) = ∞.
+    """
+    epsilon = check_finite_positive("epsilon", epsilon)
+    delta = check_open_unit("delta", delta)
+    mechanism = TruncatedLaplaceMechanism(epsilon, delta, bound=geng_bound(epsilon, delta) / 2.0)
+    return mechanism, builders.counting(1)
+
+
+def laplace_per_query(epsilon: float = 0.5, k: int = 4):
+    """:class:`PerQueryLaplaceMechanism`: ε-DP claimed on k counts, exact pure ε = kε."""
+    mechanism = PerQueryLaplaceMechanism(epsilon, d=check_int("k", k, minimum=2))
+    return mechanism, builders.counting(mechanism.d)
+
+
+@dataclass(frozen=True)
+class FaultyCase:
+    """A registered faulty mechanism: calling it returns ``(mechanism, scenario)`` ready to audit.
+
+    Attributes
+    ----------
+    name : str
+        Registry key.
+    fault : str
+        One line: what the author got wrong.
+    build : callable
+        Zero-argument factory of ``(mechanism, scenario)``; the scenario has the claim's relation
+        and the mechanism's row dimension.
+    """
+
+    name: str
+    fault: str
+    build: Callable[[], tuple[Any, Any]]
+
+    def __call__(self) -> tuple[Any, Any]:
+        return self.build()
+
+
+#: Faulty mechanisms by name: zero-argument factories of (mechanism, scenario).
+FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
+    FaultyCase("gaussian-sensitivity",
+               "Gaussian calibrated to l2 sensitivity 1 on d = 4 counts (true sensitivity √d = 2)",
+               gaussian_sensitivity_underestimated),
+    FaultyCase("gaussian-classical-large-eps",
+               "classical Gaussian calibration √(2 ln(1.25/δ))/ε used at ε = 7, δ = 0.1 (proved for ε < 1)",
+               gaussian_classical_large_epsilon),
+    FaultyCase("correlated-half-size-noise", HalfSizeNoiseCorrelatedGaussian.fault,
+               correlated_half_size_noise),
+    FaultyCase("correlated-replace",
+               "Lebeda's Algorithm 1 (proved for add/remove) claimed under replacement, d = 4",
+               correlated_replace),
+    FaultyCase("truncated-laplace-half-bound",
+               "truncated Laplace with τ half of Geng's bound: outputs near ±τ identify the dataset",
+               truncated_laplace_half_bound),
+    FaultyCase("laplace-per-query", PerQueryLaplaceMechanism.fault + " (k = 4, ε = 0.5)",
+               laplace_per_query),
+)}
