@@ -127,8 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="bundled suite run when no FILE is given (default: %(default)s)")
     run.add_argument("--samples", type=_positive_int, help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
-    run.add_argument("--confidence", type=_confidence, help="joint confidence of each audit's "
-                     "bounds (overrides the files'; default 0.95)")
+    run.add_argument("--confidence", type=_confidence, help="with several files: the probability "
+                     "that no correct claim of the run is reported VIOLATED (default 0.95, shared by "
+                     "Bonferroni, see --error-control); with one file: that audit's confidence "
+                     "(overrides the file's)")
+    run.add_argument("--error-control", choices=("bonferroni", "none"), default="bonferroni",
+                     help="bonferroni (default): every audit of a several-file run gets confidence "
+                          "1 - (1 - C)/m, so a correct suite exits 1 with probability <= 1 - C; "
+                          "none: each file's own confidence (the run's false-alarm bound is then "
+                          "the sum of the audits', as the report says)")
     run.add_argument("--seed", type=_seed, help="seed of every audit (overrides the files')")
     run.add_argument("--statistic", choices=("auto", "linear", "categorical", "binned", "classifier"),
                      help="test statistic of every audit (overrides the files' [audit] statistic; "
@@ -230,6 +237,22 @@ def _load_specs(files: Sequence[Path]) -> list:
     return specs
 
 
+def error_control(specs, confidence: Optional[float], method: str) -> dict:
+    """The run-wide false-alarm control of ``dpaudit run`` (recorded in the report's settings).
+
+    Bonferroni: with m > 1 audits at confidence 1 − γ/m each, the probability that any correct
+    claim is reported VIOLATED is at most m·γ/m = γ (union bound), whatever the audits' dependence.
+    """
+    m = len(specs)
+    if method == "bonferroni" and m > 1:
+        run = 0.95 if confidence is None else confidence
+        return {"method": "bonferroni", "audits": m, "run_confidence": run,
+                "per_audit_confidence": 1.0 - (1.0 - run) / m}
+    levels = [confidence or spec.confidence for spec in specs]
+    return {"method": "none" if m > 1 else "single audit", "audits": m,
+            "run_false_alarm_bound": min(1.0, sum(1.0 - c for c in levels))}
+
+
 def _run(args: argparse.Namespace) -> int:
     import scenarios
 
@@ -247,12 +270,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"dpaudit run: --out {str(args.out)!r} exists and is not a directory")
     specs = _load_specs(files)
+    control = error_control(specs, args.confidence, args.error_control)
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
-                "jobs": args.jobs,
+                "jobs": args.jobs, "error_control": control,
                 "backend": args.backend, "resume": args.resume}
     out = args.out
-    options = RunSettings(out=out, samples=args.samples, confidence=args.confidence, seed=args.seed,
+    options = RunSettings(out=out, samples=args.samples, confidence=control.get("per_audit_confidence",
+                                                                                args.confidence),
+                          seed=args.seed,
                           n_jobs=args.jobs, backend=args.backend,
                           backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
                           plots=not args.no_plots, progress=not args.no_progress,
@@ -295,7 +321,10 @@ def _run(args: argparse.Namespace) -> int:
         print(dumps(report_document(entries, settings)))
         where = sys.stderr
     else:
+        from .output import error_control_text
+
         print(format_table(entries))
+        print("\n" + error_control_text(control))
         where = sys.stdout
     print(f"\nreport: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
           + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"

@@ -201,6 +201,22 @@ def _footnotes(entries: Sequence[dict]) -> list[str]:
 
 
 # -- summary.md ---------------------------------------------------------------------------------
+def error_control_text(control: Optional[dict]) -> str:
+    """One sentence: how the run controls false VIOLATED verdicts across its audits."""
+    if not control:
+        return "Error control across audits: not recorded."
+    if control["method"] == "bonferroni":
+        return (f"Error control across the run's {control['audits']} audits: Bonferroni. Each audit "
+                f"runs at confidence {control['per_audit_confidence']:.6g}, so a run in which every "
+                f"claim holds reports some VIOLATED with probability ≤ {1 - control['run_confidence']:.3g}.")
+    if control["method"] == "none":
+        return (f"Error control across the run's {control['audits']} audits: none (each at its own "
+                f"confidence); the probability of some false VIOLATED is at most "
+                f"{control['run_false_alarm_bound']:.3g} (the sum of the audits' levels).")
+    return (f"One audit: a correct claim is reported VIOLATED with probability ≤ "
+            f"{control['run_false_alarm_bound']:.3g}.")
+
+
 def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
     """The Markdown summary: the table, then each audit's summary and figures."""
     lines = ["# dpaudit report", "",
@@ -208,7 +224,7 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
              "confidence; VIOLATED means a certified bound contradicts the claim.  "
              "tightness = ε_lb/ε_exact (how much of the true ε the audit certified), "
              "slack = ε_exact/ε_claimed (> 1: the claim is false).", "", TRADEOFF_MEANING, "",
-             markdown_table(entries), ""]
+             error_control_text(settings.get("error_control")), "", markdown_table(entries), ""]
     for entry in entries:
         lines += [f"## {entry['name']}", "", f"File: `{entry['path']}`"]
         if entry.get("note"):

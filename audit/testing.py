@@ -21,6 +21,14 @@ a slightly weaker audit.
 run (explicit ``samples=`` included), e.g. more samples in a nightly job.  The marker
 ``@pytest.mark.dp_audit(samples=..., seed=..., confidence=...)`` sets the fixture's defaults for
 one test.
+
+**Session-wide error control.**  ``pytest --dp-audit-session-confidence C`` bounds the probability
+that *any* audit of the session wrongly fails by 1 − C (Bonferroni): with m collected tests that
+use the ``dp_audit`` fixture, the j-th audit of one test runs at confidence
+1 − (1 − C)·6/(π² j²)/m, so each test spends at most (1 − C)/m (Σ_j 6/(π² j²) = 1) and the session
+at most 1 − C.  The explicit ``confidence`` of a call is then overridden, and the terminal summary
+says which control was applied and at what per-audit level.  Without the option each audit runs
+at its own confidence, and the session's bound is the sum over its audits.
 """
 
 from __future__ import annotations
@@ -158,11 +166,39 @@ class DPAudit:
 
     defaults: dict = field(default_factory=dict)
 
+    session: Optional["_SessionControl"] = None
+    calls: list = field(default_factory=list)
+
+    def _options(self, options: dict) -> dict:
+        merged = {**self.defaults, **options}
+        if self.session is not None:
+            self.calls.append(None)
+            merged["confidence"] = self.session.confidence(len(self.calls))
+        return merged
+
     def __call__(self, mechanism: Any, scenario: Any = None, **options: Any):
-        return assert_claim(mechanism, scenario, **{**self.defaults, **options})
+        return assert_claim(mechanism, scenario, **self._options(options))
 
     def run(self, mechanism: Any, scenario: Any = None, **options: Any):
-        return _run(mechanism, scenario, **{**self.defaults, **options})
+        return _run(mechanism, scenario, **self._options(options))
+
+
+@dataclass
+class _SessionControl:
+    """Bonferroni over the session's ``tests`` dp_audit tests (see the module docstring)."""
+
+    run_confidence: float
+    tests: int = 0
+    audits: int = 0
+    lowest: float = 1.0
+
+    def confidence(self, call: int) -> float:
+        import math
+
+        level = (1.0 - self.run_confidence) * 6.0 / (math.pi ** 2 * call ** 2) / max(self.tests, 1)
+        self.audits += 1
+        self.lowest = min(self.lowest, 1.0 - level)
+        return 1.0 - level
 
 
 # -- pytest hooks --------------------------------------------------------------------------------
@@ -183,6 +219,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(_OPTION, dest="dp_audit_samples", type=_positive_int, default=None, metavar="N",
                     help="samples per pair and side of every dpaudit assert_claim / dp_audit "
                          "audit in this run (overrides the tests' own values)")
+    group.addoption("--dp-audit-session-confidence", dest="dp_audit_session_confidence",
+                    type=_unit, default=None, metavar="C",
+                    help="bound the probability that any dp_audit test of the session fails "
+                         "wrongly by 1 - C (Bonferroni over the collected dp_audit tests)")
+
+
+def _unit(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+_SESSION_KEY = pytest.StashKey["_SessionControl"]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    confidence = config.getoption("dp_audit_session_confidence", default=None)
+    if confidence is not None:
+        tests = sum("dp_audit" in getattr(item, "fixturenames", ()) for item in items)
+        config.stash[_SESSION_KEY] = _SessionControl(confidence, tests)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    control = config.stash.get(_SESSION_KEY, None)
+    if control is not None and control.audits:
+        terminalreporter.write_line(
+            f"dpaudit: session-wide error control (Bonferroni over {control.tests} dp_audit tests): "
+            f"P(any wrongly failed audit) <= {1 - control.run_confidence:.3g}; {control.audits} audits, "
+            f"per-audit confidence >= {control.lowest:.6g}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -207,4 +278,4 @@ def dp_audit(request: pytest.FixtureRequest) -> DPAudit:
             raise TypeError("@pytest.mark.dp_audit takes keyword arguments only "
                             f"(samples=, seed=, confidence=, ...), got {marker.args!r}")
         defaults = {key: value for key, value in marker.kwargs.items() if value is not None}
-    return DPAudit(defaults)
+    return DPAudit(defaults, request.config.stash.get(_SESSION_KEY, None))

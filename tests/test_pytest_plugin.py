@@ -3,8 +3,9 @@
 Verdicts used (fixed default seed, so deterministic): the analytic Gaussian mechanism meets its
 (1, 1e-5) claim exactly (a failure would be a false alarm, probability ≤ 0.05 over seeds); the
 classical calibration at (7, 0.1) has exact ε(0.1) = 8.016 > 7 (GROUND_TRUTH §1) and is refuted
-at 1 000 000 samples: the ideal single-threshold test certifies ε_lb ≈ 7.59 ± 0.15 over seeds,
-3.9 SD above 7 (the default 200 000 gives 7.21 ± 0.26 and misses in ~22 % of seeds).
+at 2 000 000 samples per side (1 312 500 of them certify; before the allocation of issue 18,
+10⁶ certified): the ideal single-threshold test certifies ε_lb ≈ 7.59 ± 0.15 over seeds at 10⁶
+certification draws, 3.9 SD above 7.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ VIOLATED = """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mechanism = mechanisms.GaussianMechanism(7.0, 0.1, calibration="classical")
-        assert_claim(mechanism, samples=1_000_000)
+        assert_claim(mechanism, samples=2_000_000)
 """
 
 OVERRIDE = """

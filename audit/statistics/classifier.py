@@ -102,7 +102,7 @@ def _estimator(estimator, seed: int):
     if estimator == "boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
 
-        return HistGradientBoostingClassifier(max_iter=200, early_stopping=True, random_state=seed), \
+        return HistGradientBoostingClassifier(max_iter=100, early_stopping=True, random_state=seed), \
             "histogram gradient boosting"
     if estimator == "logistic":
         from sklearn.linear_model import LogisticRegression

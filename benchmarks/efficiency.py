@@ -1,0 +1,150 @@
+"""``python -m benchmarks.efficiency``: certified ε per draw, early stops, and small budgets.
+
+The figures of issue 18, next to the engine's before the allocation change (quoted from the issue's
+independent review and the earlier benchmarks, with the same total draws per side):
+
+1. **Tightness per draw.**  Analytic Gaussian (ε = 1, δ = 1e-5) on ``scenarios.counting(1)``:
+   mean ε_lb/ε and μ_lb/μ over ``--seeds`` seeds at 2·10⁶ and 2·10⁷ total draws per side.
+2. **Early stops.**  Every mechanism of the faulty zoo at the default budget (2·10⁶): wall time with
+   early stopping against the same audit without it (the engine before looks drew everything),
+   the look it stopped at and the verdict.
+3. **Small budgets.**  The Laplace mechanism calibrated to sensitivity 1 on a sum whose true
+   sensitivity is 2 (true ε = 2, claim 1): the detection rate over ``--runs`` seeds on a doubling
+   grid of total draws (both sides, all pairs), for the worst-case pair alone and for
+   ``counting(1)``'s two pairs; StatDP refuted it with 360 draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+import scenarios
+from audit import Verdict, run_audit
+from mechanisms import GaussianMechanism, LaplaceMechanism, PureDP
+from scenarios.faulty_cases import FAULTY_MECHANISMS
+
+#: Figures of the engine before issue 18 (same total draws per side): the issue's review.
+BEFORE = {2_000_000: {"epsilon": 0.715, "epsilon_sd": 0.045}, 20_000_000: {"epsilon": 0.867, "epsilon_sd": 0.031}}
+STATDP_DRAWS, BEFORE_DRAWS = 360, 1_208
+
+
+def _gaussian(samples: int, seed: int) -> tuple[float, float]:
+    report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=seed,
+                       progress=False, accuracy=False)
+    return report.epsilon_lower_bound / report.exact_epsilon, report.mu_lower_bound / report.exact_mu
+
+
+def tightness(seeds: int, n_jobs: int) -> list[dict]:
+    rows = []
+    for samples in (2_000_000, 20_000_000):
+        started = time.perf_counter()
+        values = Parallel(n_jobs=n_jobs)(delayed(_gaussian)(samples, 1000 + s) for s in range(seeds))
+        eps, mu = np.array(values).T
+        rows.append({"samples": samples, "seeds": seeds, "epsilon_ratio": float(eps.mean()),
+                     "epsilon_ratio_sd": float(eps.std(ddof=1)), "mu_ratio": float(mu.mean()),
+                     "before": BEFORE[samples]["epsilon"], "seconds": time.perf_counter() - started})
+    return rows
+
+
+def early_stops(samples: int) -> list[dict]:
+    rows = []
+    for name, factory in FAULTY_MECHANISMS.items():
+        mechanism, scenario = factory()
+        result = {"case": name}
+        for early in (True, False):
+            started = time.perf_counter()
+            report = run_audit(mechanism, scenario, samples=samples, seed=7, progress=False,
+                               accuracy=False, early_stopping=early)
+            key = "early" if early else "full"
+            result[f"{key}_seconds"] = time.perf_counter() - started
+            result[f"{key}_verdict"] = report.verdict.value
+            if early:
+                looks = report.draws.get("looks", {})
+                result["look"] = f"{looks.get('look')}/{looks.get('of')}"
+                result["draws"] = report.draws["per_side"]
+        result["ratio"] = result["early_seconds"] / result["full_seconds"]
+        rows.append(result)
+    return rows
+
+
+def _laplace_detected(samples: int, seed: int, worst_only: bool) -> bool:
+    mechanism = LaplaceMechanism(epsilon=1.0, sensitivity=0.5)  # scale 1/2 on a count: true ε = 2
+    scenario = scenarios.counting(1)
+    if worst_only:
+        scenario = [scenario.pairs[0]]
+    report = run_audit(mechanism, scenario, claim=PureDP(1.0), samples=samples, seed=seed,
+                       progress=False, accuracy=False)
+    return report.verdict is Verdict.VIOLATED
+
+
+def small_budgets(runs: int, n_jobs: int) -> list[dict]:
+    rows = []
+    for worst_only, pairs in ((True, 1), (False, 2)):
+        for total in (90, 180, 360, 720, 1440, 2880, 5760):
+            samples = total // (2 * pairs)
+            try:
+                hits = Parallel(n_jobs=n_jobs)(delayed(_laplace_detected)(samples, 5000 + r, worst_only)
+                                               for r in range(runs))
+                rate = float(np.mean(hits))
+            except ValueError:  # too few draws to certify anything at all
+                rate = 0.0
+            rows.append({"scenario": "worst pair only" if worst_only else "counting(1), 2 pairs",
+                         "total_draws": total, "samples": samples, "detection": rate})
+    return rows
+
+
+def render(results: dict) -> str:
+    out = ["### Tightness per draw (analytic Gaussian, ε = 1, δ = 1e-5, counting(1))", "",
+           "| total draws per side | seeds | mean ε_lb/ε (SD) | before | mean μ_lb/μ | s |", "|---|---|---|---|---|---|"]
+    for r in results["tightness"]:
+        out.append(f"| {r['samples']:,} | {r['seeds']} | {r['epsilon_ratio']:.3f} ({r['epsilon_ratio_sd']:.3f}) | "
+                   f"{r['before']:.3f} | {r['mu_ratio']:.4f} | {r['seconds']:.0f} |")
+    out += ["", "### Faulty zoo at the default budget: early stopping vs drawing everything", "",
+            "| fault | verdict (early / full) | stopped at look | draws per side | s early | s full | ratio |",
+            "|---|---|---|---|---|---|---|"]
+    for r in results["early"]:
+        out.append(f"| {r['case']} | {r['early_verdict']} / {r['full_verdict']} | {r['look']} | {r['draws']:,} | "
+                   f"{r['early_seconds']:.2f} | {r['full_seconds']:.2f} | {r['ratio']:.2f} |")
+    out += ["", f"### Small budgets: Laplace with the wrong sensitivity (true ε 2, claim 1); StatDP: "
+                f"{STATDP_DRAWS} draws, dpaudit before: {BEFORE_DRAWS}", "",
+            "| scenario | total draws | samples per pair and side | detection rate |", "|---|---|---|---|"]
+    for r in results["small"]:
+        out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=2_000_000, help="budget of the early-stop study")
+    parser.add_argument("--only", nargs="*", choices=("tightness", "early", "small"))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    results = {"tightness": [], "early": [], "small": []}
+    if not args.only or "tightness" in args.only:
+        results["tightness"] = tightness(args.seeds, args.jobs)
+    if not args.only or "early" in args.only:
+        results["early"] = early_stops(args.samples)
+    if not args.only or "small" in args.only:
+        results["small"] = small_budgets(args.runs, args.jobs)
+    text = render(results)
+    print(text)
+    if args.out:
+        from audit.checkpoint import write_atomic
+
+        write_atomic(args.out / "efficiency.md", text.encode())
+        write_atomic(args.out / "efficiency.json", json.dumps(results, indent=1).encode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
