@@ -7,10 +7,12 @@ carry the privacy they ``claim`` and the exact truth (privacy profile, ε(δ), t
 """
 
 from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
-from .claims import ApproxDP, Claim, GaussianDP, PureDP, Relation
+from .claims import ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP
 from .composition import Composition
 from .faulty import FAULTY_MECHANISMS
 from .correlated import CorrelatedGaussianMechanism
+from .discrete_gaussian import DiscreteGaussianMechanism
+from .discrete_laplace import DiscreteLaplaceMechanism
 from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
 from .laplace import LaplaceMechanism
@@ -24,6 +26,8 @@ REFERENCE_MECHANISMS = {
     "correlated-gaussian": CorrelatedGaussianMechanism,
     "grouped-correlated-gaussian": GroupedCorrelatedGaussianMechanism,
     "composition": Composition,
+    "discrete-gaussian": DiscreteGaussianMechanism,
+    "discrete-laplace": DiscreteLaplaceMechanism,
 }
 
 __all__ = [
@@ -33,16 +37,21 @@ __all__ = [
     "Composition",
     "FAULTY_MECHANISMS",
     "CorrelatedGaussianMechanism",
+    "DiscreteGaussianMechanism",
+    "DiscreteLaplaceMechanism",
     "GaussianDP",
     "GaussianMechanism",
     "GaussianShapedMechanism",
     "GroupedCorrelatedGaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",
+    "ProfileClaim",
     "PureDP",
     "REFERENCE_MECHANISMS",
     "ReferenceMechanism",
     "Relation",
+    "RenyiDP",
     "TruncatedLaplaceMechanism",
+    "ZCDP",
     "mechanism_name",
 ]

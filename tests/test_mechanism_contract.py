@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import (REFERENCE_MECHANISMS, ApproxDP, Composition, CorrelatedGaussianMechanism, GaussianDP,
+from mechanisms import (REFERENCE_MECHANISMS, ZCDP, ApproxDP, Composition, CorrelatedGaussianMechanism,
+                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, GaussianDP,
                         GaussianMechanism, GroupedCorrelatedGaussianMechanism, LaplaceMechanism, PureDP,
                         TruncatedLaplaceMechanism)
 
@@ -21,6 +22,9 @@ CASES = {
     "grouped": GroupedCorrelatedGaussianMechanism(mu=1.0, groups=3, d=2),
     "grouped-replace": GroupedCorrelatedGaussianMechanism(mu=1.0, groups=3, d=2, relation="replace"),
     "composition": Composition(GaussianMechanism(epsilon=0.5, delta=1e-6), 4),
+    "discrete-gaussian": DiscreteGaussianMechanism(sigma=2.0),
+    "discrete-gaussian-approx": DiscreteGaussianMechanism(sigma=3.742, epsilon=1.0, delta=1e-5),
+    "discrete-laplace": DiscreteLaplaceMechanism(epsilon=0.5),
 }
 
 
@@ -55,8 +59,11 @@ def test_output_shape_dtype_and_determinism(name):
 def test_claim_is_consistent_with_exact_truth(name):
     mechanism = CASES[name]
     claim = mechanism.claim
-    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP))
-    if isinstance(claim, GaussianDP):
+    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP, ZCDP))
+    if isinstance(claim, ZCDP):  # the claim's implied profile must dominate the exact one
+        epsilons = np.linspace(0.0, 5.0, 26)
+        assert np.all(mechanism.privacy_profile(epsilons) <= claim.delta_at(epsilons) * (1 + 1e-9))
+    elif isinstance(claim, GaussianDP):
         assert mechanism.exact_mu() <= claim.mu * (1 + 1e-9)
     elif isinstance(claim, ApproxDP):
         assert mechanism.epsilon_for_delta(claim.delta) <= claim.epsilon * (1 + 1e-9)
