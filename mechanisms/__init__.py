@@ -13,6 +13,8 @@ from .faulty import FAULTY_MECHANISMS
 from .correlated import CorrelatedGaussianMechanism
 from .discrete_gaussian import DiscreteGaussianMechanism
 from .discrete_laplace import DiscreteLaplaceMechanism
+from .exponential import ExponentialMechanism
+from .randomized_response import RandomizedResponse
 from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
 from .laplace import LaplaceMechanism
@@ -28,6 +30,8 @@ REFERENCE_MECHANISMS = {
     "composition": Composition,
     "discrete-gaussian": DiscreteGaussianMechanism,
     "discrete-laplace": DiscreteLaplaceMechanism,
+    "randomized-response": RandomizedResponse,
+    "exponential": ExponentialMechanism,
 }
 
 __all__ = [
@@ -35,6 +39,7 @@ __all__ = [
     "CalibrationWarning",
     "Claim",
     "Composition",
+    "ExponentialMechanism",
     "FAULTY_MECHANISMS",
     "CorrelatedGaussianMechanism",
     "DiscreteGaussianMechanism",
@@ -49,6 +54,7 @@ __all__ = [
     "PureDP",
     "REFERENCE_MECHANISMS",
     "ReferenceMechanism",
+    "RandomizedResponse",
     "Relation",
     "RenyiDP",
     "TruncatedLaplaceMechanism",

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_dataset
+from ._validation import check_dataset, check_size
 
-__all__ = ["count"]
+__all__ = ["count", "CountCategoryMechanism"]
 
 
 def count(dataset: Any) -> int:
@@ -24,3 +24,33 @@ def count(dataset: Any) -> int:
         bad = data[(data != 0.0) & (data != 1.0)][0]
         raise ValueError(f"`dataset` must hold 0/1 entries (a counting query), got {bad!r}")
     return int(data.sum())
+
+
+class CountCategoryMechanism:
+    """Shared door of the categorical mechanisms on a count (randomized response, exponential
+    mechanism): validation, the one-column output and the relation argument of the exact methods.
+
+    Subclasses set ``relation`` and ``claim`` and implement ``_draw(c, size, rng)`` returning the
+    ``size`` chosen outcome indices for count c.  They declare no additive accuracy claim (their
+    output is a category, not an estimate with an error).
+    """
+
+    d = 1
+    row_dim = 1
+    output_dim = 1
+    query_columns = (0,)
+
+    def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        c = count(dataset)
+        size = check_size(size)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}")
+        return self._draw(c, size, rng).astype(np.float64).reshape(size, 1)
+
+    def _draw(self, c: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def _relation(self, relation: Any):
+        from .claims import as_relation
+
+        return self.relation if relation is None else as_relation(relation)
