@@ -15,6 +15,7 @@ from .discrete_gaussian import DiscreteGaussianMechanism
 from .discrete_laplace import DiscreteLaplaceMechanism
 from .exponential import ExponentialMechanism
 from .randomized_response import RandomizedResponse
+from .subsampled_gaussian import PoissonSubsampledGaussian
 from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
 from .laplace import LaplaceMechanism
@@ -32,6 +33,7 @@ REFERENCE_MECHANISMS = {
     "discrete-laplace": DiscreteLaplaceMechanism,
     "randomized-response": RandomizedResponse,
     "exponential": ExponentialMechanism,
+    "subsampled-gaussian": PoissonSubsampledGaussian,
 }
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "GroupedCorrelatedGaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",
+    "PoissonSubsampledGaussian",
     "ProfileClaim",
     "PureDP",
     "REFERENCE_MECHANISMS",

@@ -248,9 +248,9 @@ class _ProfileBased(Claim):
 
     reference_delta: float
 
-    @property
+    @functools.cached_property
     def epsilon(self) -> float:
-        """The ε this claim implies at ``reference_delta``."""
+        """The ε this claim implies at ``reference_delta`` (computed once)."""
         return self.epsilon_at(self.reference_delta)
 
     @property
@@ -389,6 +389,9 @@ class ProfileClaim(_ProfileBased):
     reference_delta: float = DEFAULT_REFERENCE_DELTA
     label: str = "privacy profile"
     source: Optional[dict] = field(default=None, compare=False, repr=False)
+    #: Optional δ ↦ inf{ε : δ(ε) ≤ δ} of the same profile (e.g. an accountant's own inverse),
+    #: used by :meth:`epsilon_at` instead of bisection.
+    inverse: Optional[Callable[[float], float]] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not callable(self.profile):
@@ -398,6 +401,11 @@ class ProfileClaim(_ProfileBased):
         probe = self._evaluate(np.array([0.0, 1.0, 10.0]))
         if probe.shape != (3,) or np.isnan(probe).any() or probe.min() < 0 or probe.max() > 1:
             raise ValueError(f"`profile` must return deltas in [0, 1], got {probe!r} at epsilon = 0, 1, 10")
+
+    def epsilon_at(self, delta: float) -> float:
+        if self.inverse is None or delta <= 0 or delta >= 1:
+            return super().epsilon_at(delta)
+        return max(0.0, float(self.inverse(float(delta))))
 
     def delta_at(self, epsilon) -> np.ndarray:
         return np.clip(self._evaluate(np.maximum(np.asarray(epsilon, dtype=np.float64), 0.0)), 0.0, 1.0)
@@ -454,11 +462,20 @@ class ProfileClaim(_ProfileBased):
             raise ValueError(f"`event` is not supported by dp-accounting's PLD accountant under "
                              f"{relation.value}, got {event!r}")
         accountant.compose(event)
+        # The composed PLD evaluates a whole array in one call (~0.3 ms per ε instead of ~9 ms per
+        # get_delta call); dp-accounting 0.6 keeps it in the private `_pld`, so fall back if absent.
+        pld = getattr(accountant, "_pld", None)
 
         def profile(epsilon):
-            return np.array([accountant.get_delta(float(e)) for e in np.ravel(epsilon)]).reshape(np.shape(epsilon))
+            flat = np.ravel(np.asarray(epsilon, dtype=np.float64))
+            if pld is not None:
+                values = np.asarray(pld.get_delta_for_epsilon(flat.tolist()), dtype=np.float64)
+            else:
+                values = np.array([accountant.get_delta(float(e)) for e in flat])
+            return values.reshape(np.shape(epsilon))
 
-        return cls(profile, relation, reference_delta, f"PLD profile of {event}", {"dp_event": str(event)})
+        return cls(profile, relation, reference_delta, f"PLD profile of {event}", {"dp_event": str(event)},
+                   inverse=accountant.get_epsilon)
 
     def __str__(self) -> str:
         return f"{self.label} [{self.relation}]"

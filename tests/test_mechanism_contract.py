@@ -7,7 +7,8 @@ import pytest
 
 from mechanisms import (REFERENCE_MECHANISMS, ZCDP, ApproxDP, Composition, CorrelatedGaussianMechanism,
                         DiscreteGaussianMechanism, DiscreteLaplaceMechanism, ExponentialMechanism, GaussianDP,
-                        GaussianMechanism, GroupedCorrelatedGaussianMechanism, LaplaceMechanism, PureDP, RandomizedResponse,
+                        GaussianMechanism, GroupedCorrelatedGaussianMechanism, LaplaceMechanism, PoissonSubsampledGaussian, ProfileClaim,
+                        PureDP, RandomizedResponse,
                         TruncatedLaplaceMechanism)
 
 CASES = {
@@ -27,6 +28,9 @@ CASES = {
     "discrete-laplace": DiscreteLaplaceMechanism(epsilon=0.5),
     "randomized-response": RandomizedResponse(epsilon=1.0, k=4),
     "exponential": ExponentialMechanism(epsilon=1.0),
+    "subsampled-gaussian": PoissonSubsampledGaussian(noise_multiplier=1.0, sampling_probability=0.3),
+    "subsampled-gaussian-composed": PoissonSubsampledGaussian(1.0, 0.1, steps=4, epsilon=3.0, delta=1e-5,
+                                                              relation="replace"),
 }
 
 
@@ -61,8 +65,8 @@ def test_output_shape_dtype_and_determinism(name):
 def test_claim_is_consistent_with_exact_truth(name):
     mechanism = CASES[name]
     claim = mechanism.claim
-    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP, ZCDP))
-    if isinstance(claim, ZCDP):  # the claim's implied profile must dominate the exact one
+    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP, ZCDP, ProfileClaim))
+    if isinstance(claim, (ZCDP, ProfileClaim)):  # the claim's implied profile must dominate the exact one
         epsilons = np.linspace(0.0, 5.0, 26)
         assert np.all(mechanism.privacy_profile(epsilons) <= claim.delta_at(epsilons) * (1 + 1e-9))
     elif isinstance(claim, GaussianDP):
