@@ -44,6 +44,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from scipy import optimize
 
+from . import faulty_discrete
 from ._validation import check_finite_positive, check_int, check_open_unit
 from .correlated import CorrelatedGaussianMechanism
 from .gaussian import CalibrationWarning, GaussianMechanism
@@ -383,4 +384,11 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
                truncated_laplace_half_bound),
     FaultyCase("laplace-per-query", PerQueryLaplaceMechanism.fault + " (k = 4, ε = 0.5)",
                laplace_per_query),
+    # issue 16: discrete, categorical and subsampled mechanisms (see mechanisms.faulty_discrete)
+    FaultyCase("subsampled-wrong-relation", faulty_discrete.WrongRelationSubsampledGaussian.fault,
+               faulty_discrete.subsampled_wrong_relation),
+    FaultyCase("rounded-gaussian-real-query", faulty_discrete.RoundedGaussianRealQuery.fault,
+               faulty_discrete.rounded_gaussian_real_query),
+    FaultyCase("randomized-response-wrong-k", faulty_discrete.WrongCategoriesRandomizedResponse.fault,
+               faulty_discrete.randomized_response_wrong_k),
 )}
