@@ -96,6 +96,21 @@ def _composition():
     return Composition(GaussianMechanism(sigma=2.0), 4), scenarios.counting(1)
 
 
+def _discrete_gaussian():
+    """Discrete Gaussian (exact sampler), σ = 3.742, (1, 1e-5)-DP: exact δ(1) = 9.943e-6 (tight)."""
+    from mechanisms import DiscreteGaussianMechanism
+
+    return DiscreteGaussianMechanism(3.742, 1.0, 1e-5), scenarios.counting(1)
+
+
+def _subsampled_gaussian():
+    """Poisson-subsampled Gaussian, σ = 1, q = 0.3, claiming (2.9216, 1e-5): dp-accounting's
+    pessimistic ε(1e-5) = 2.92151 rounded up (tight; the true ε is at most that)."""
+    from mechanisms import PoissonSubsampledGaussian
+
+    return PoissonSubsampledGaussian(1.0, 0.3, epsilon=2.9216, delta=1e-5), scenarios.counting(1, n=0)
+
+
 #: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario).
 REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "gaussian-analytic": _gaussian_analytic,
@@ -104,6 +119,8 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "truncated-laplace": _truncated_laplace,
     "correlated-gaussian": _correlated_gaussian,
     "composition": _composition,
+    "discrete-gaussian": _discrete_gaussian,
+    "subsampled-gaussian": _subsampled_gaussian,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).
