@@ -125,3 +125,15 @@ def test_calibrated_discrete_gaussian_meets_its_claim_tightly():
     mechanism = DiscreteGaussianMechanism.calibrated(1.0, 1e-5)
     assert float(mechanism.privacy_profile(1.0)) <= 1e-5
     assert float(discrete_gaussian_profile(1.0, (mechanism.sigma - 2e-3) ** 2)) > 1e-5
+
+
+def test_theory_prints_the_exact_privacy_of_the_new_mechanisms(capsys):
+    from audit.cli import main
+
+    assert main(["theory", "discrete-laplace", "--epsilon", "1"]) == 0
+    out = capsys.readouterr().out
+    # ε(0.01) = 1 + ln(1 − 0.01(1 + e^{−1})) = 0.986227 (the closed form of the module docstring)
+    assert "ε(δ = 0.01) = 0.986227" in out and "the claim holds" in out
+    assert main(["theory", "discrete-gaussian", "--sigma", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "claim: 0.125-zCDP" in out and "ε(δ = 1e-05) = 2.01134" in out  # = dp-accounting's PLD
