@@ -8,13 +8,17 @@ identical counts (GROUND_TRUTH §3: the privacy profile is the supremum over tho
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
 
 from ._validation import check_dataset, check_size
+from .base import ReferenceMechanism
+from .claims import as_relation
+from .gaussian import FrozenParameters
 
-__all__ = ["count", "CountCategoryMechanism"]
+__all__ = ["count", "CountCategoryMechanism", "CountNoiseMechanism"]
 
 
 def count(dataset: Any) -> int:
@@ -51,6 +55,29 @@ class CountCategoryMechanism:
         raise NotImplementedError
 
     def _relation(self, relation: Any):
-        from .claims import as_relation
-
         return self.relation if relation is None else as_relation(relation)
+
+
+
+class CountNoiseMechanism(FrozenParameters, ReferenceMechanism):
+    """Shared sampling of the lattice mechanisms: c(X) + integer noise, one float64 column.
+
+    Subclasses implement ``_noise(size, rng)`` (int64 draws) and the exact-truth methods.
+    """
+
+    d = 1
+
+    def true_answer(self, dataset: Any) -> np.ndarray:
+        return np.array([float(count(dataset))])
+
+    def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        count(dataset)  # 0/1 rows only
+        return super().__call__(dataset, size, rng)
+
+    def _sample(self, data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        noise = self._noise(size, rng)
+        return (data.sum() + noise).astype(np.float64).reshape(size, 1)  # exact below 2^53
+
+    @abc.abstractmethod
+    def _noise(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` int64 noise draws."""

@@ -31,13 +31,11 @@ from typing import Any, Optional
 import numpy as np
 from scipy import optimize, special
 
-from ._counting import count
-from ._validation import check_finite_positive, check_int, check_open_unit
-from .base import ReferenceMechanism
+from ._counting import CountNoiseMechanism
+from ._validation import check_epsilon_delta, check_finite_positive, check_int, check_open_unit
 from .claims import ZCDP, ApproxDP, as_relation
 from .exact_sampling import MAX_DENOMINATOR, check_gaussian_denominator, discrete_gaussian
 from .finite_pair import pair_tradeoff
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
 
 __all__ = ["DiscreteGaussianMechanism", "discrete_gaussian_profile", "discrete_gaussian_epsilon"]
@@ -83,7 +81,7 @@ def discrete_gaussian_epsilon(delta: float, sigma2: float) -> float:
     return optimize.brentq(excess, 0.0, upper, xtol=1e-13, rtol=1e-14, maxiter=500)
 
 
-class DiscreteGaussianMechanism(FrozenParameters, ReferenceMechanism):
+class DiscreteGaussianMechanism(CountNoiseMechanism):
     """c(X) + N_ℤ(0, σ²) with an exact sampler; claims ρ-zCDP, or (ε, δ) if both are given.
 
     Parameters
@@ -115,11 +113,7 @@ class DiscreteGaussianMechanism(FrozenParameters, ReferenceMechanism):
         self.sigma = math.sqrt(float(self.sigma_squared))
         self.sensitivity = check_int("sensitivity", sensitivity)
         self.relation = as_relation(relation)
-        if (epsilon is None) != (delta is None):
-            raise ValueError(f"give both `epsilon` and `delta` or neither; got epsilon={epsilon!r}, "
-                             f"delta={delta!r}")
-        self.epsilon = None if epsilon is None else check_finite_positive("epsilon", epsilon)
-        self.delta = None if delta is None else check_open_unit("delta", delta)
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
         if self.epsilon is None:
             self.claim = ZCDP(self.sensitivity**2 / (2.0 * float(self.sigma_squared)), self.relation)
         else:
@@ -143,16 +137,8 @@ class DiscreteGaussianMechanism(FrozenParameters, ReferenceMechanism):
         sigma = math.ceil(high * 1000.0) / 1000.0
         return cls(sigma, epsilon, delta, relation=relation)
 
-    def true_answer(self, dataset: Any) -> np.ndarray:
-        return np.array([float(count(dataset))])
-
-    def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        count(dataset)  # 0/1 rows only
-        return super().__call__(dataset, size, rng)
-
-    def _sample(self, data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        noise = discrete_gaussian(self.sigma_squared, size, rng)
-        return (data.sum() + noise).astype(np.float64).reshape(size, 1)  # exact below 2^53
+    def _noise(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        return discrete_gaussian(self.sigma_squared, size, rng)
 
     # -- exact privacy ----------------------------------------------------------------------------
     def privacy_profile(self, epsilon: Any, relation: Any = None) -> np.ndarray:

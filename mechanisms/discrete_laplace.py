@@ -24,12 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ._counting import count
+from ._counting import CountNoiseMechanism
 from ._validation import check_finite_positive, check_int, check_open_unit
-from .base import ReferenceMechanism
 from .claims import PureDP, as_relation
 from .exact_sampling import MAX_DENOMINATOR, discrete_laplace
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
 
 __all__ = ["DiscreteLaplaceMechanism", "discrete_laplace_max_error"]
@@ -51,7 +49,7 @@ def discrete_laplace_max_error(rate: float, alpha: float, k: int = 1) -> float:
     return float(max(m, 0))
 
 
-class DiscreteLaplaceMechanism(FrozenParameters, ReferenceMechanism):
+class DiscreteLaplaceMechanism(CountNoiseMechanism):
     """c(X) + discrete Laplace noise with P(y) ∝ exp(−ε|y|/Δ), claiming ε-DP.
 
     Parameters
@@ -84,16 +82,8 @@ class DiscreteLaplaceMechanism(FrozenParameters, ReferenceMechanism):
         self.claim = PureDP(self.epsilon, self.relation)
         self._freeze(epsilon=self.epsilon, sensitivity=self.sensitivity, relation=self.relation.value)
 
-    def true_answer(self, dataset: Any) -> np.ndarray:
-        return np.array([float(count(dataset))])
-
-    def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        count(dataset)  # 0/1 rows only
-        return super().__call__(dataset, size, rng)
-
-    def _sample(self, data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        noise = discrete_laplace(self.rate.numerator, self.rate.denominator, size, rng)
-        return (data.sum() + noise).astype(np.float64).reshape(size, 1)  # exact below 2^53
+    def _noise(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        return discrete_laplace(self.rate.numerator, self.rate.denominator, size, rng)
 
     # -- exact privacy ----------------------------------------------------------------------------
     @property

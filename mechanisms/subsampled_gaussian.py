@@ -38,7 +38,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_open_unit
+from ._validation import check_dataset, check_epsilon_delta, check_finite_positive, check_int
 from .claims import ApproxDP, ProfileClaim, Relation, as_relation
 from .conversions import epsilon_grid, profile_tradeoff
 from .gaussian import FrozenParameters
@@ -87,11 +87,7 @@ class PoissonSubsampledGaussian(FrozenParameters):
         self.sampling_probability = q
         self.steps = check_int("steps", steps)
         self.relation = as_relation(relation)
-        if (epsilon is None) != (delta is None):
-            raise ValueError(f"give both `epsilon` and `delta` or neither; got epsilon={epsilon!r}, "
-                             f"delta={delta!r}")
-        self.epsilon = None if epsilon is None else check_finite_positive("epsilon", epsilon)
-        self.delta = None if delta is None else check_open_unit("delta", delta)
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
         if self.epsilon is not None:
             self.claim = ApproxDP(self.epsilon, self.delta, self.relation)
         else:

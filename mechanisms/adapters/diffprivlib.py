@@ -405,7 +405,28 @@ class LaplaceBoundedNoise(_DiffprivlibAdapter):
 
 # -- discrete mechanisms (issue 16) ----------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class Geometric(_DiffprivlibAdapter):
+class _PureDiffprivlib(_DiffprivlibAdapter):
+    """The discrete diffprivlib mechanisms: parameters ε and Δ, claim pure ε-DP."""
+
+    epsilon: float
+    sensitivity: float = 1.0
+    batch: str = "vectorized"
+    relation: Relation = Relation.ADD_REMOVE
+    claim: Claim = field(init=False, repr=False)
+    reference: Optional[Any] = field(init=False, repr=False)
+    _prototype: Any = field(init=False, repr=False)
+
+    delta: ClassVar[float] = 0.0
+
+    def __post_init__(self) -> None:
+        self._setup()
+
+    def _make_claim(self) -> Claim:
+        return PureDP(self.epsilon, self.relation)
+
+
+@dataclass(frozen=True, eq=False)
+class Geometric(_PureDiffprivlib):
     """diffprivlib's ``Geometric``: two-sided geometric noise with ratio e^{−ε/Δ} on the count.
 
     diffprivlib stores s = −ε/Δ, draws u ~ U(−½, ½)·(1 + e^s) and returns value + sgn(u)⌊ln|u|/s⌋:
@@ -416,25 +437,10 @@ class Geometric(_DiffprivlibAdapter):
     otherwise unknown.
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
-    batch: str = "vectorized"
-    relation: Relation = Relation.ADD_REMOVE
-    claim: Claim = field(init=False, repr=False)
-    reference: Optional[Any] = field(init=False, repr=False)
-    _prototype: Any = field(init=False, repr=False)
-
     _class_name: ClassVar[str] = "Geometric"
-    delta: ClassVar[float] = 0.0
-
-    def __post_init__(self) -> None:
-        self._setup()
 
     def _library_kwargs(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "sensitivity": int(self.sensitivity)}
-
-    def _make_claim(self) -> Claim:
-        return PureDP(self.epsilon, self.relation)
 
     def _make_reference(self, prototype: Any) -> Optional[Any]:
         from ..discrete_laplace import DiscreteLaplaceMechanism
@@ -460,7 +466,7 @@ class Geometric(_DiffprivlibAdapter):
 
 
 @dataclass(frozen=True, eq=False)
-class Exponential(_DiffprivlibAdapter):
+class Exponential(_PureDiffprivlib):
     """diffprivlib's ``Exponential`` choosing among candidates t_i with utility −|c(X) − t_i|.
 
     diffprivlib samples softmax(β u) by inverting its cumulative probabilities with one uniform,
@@ -471,18 +477,10 @@ class Exponential(_DiffprivlibAdapter):
     output is the candidate index, as here).
     """
 
-    epsilon: float
     candidates: tuple = (0.0, 2.0, 4.0, 6.0, 8.0)
     monotonic: bool = False
-    sensitivity: float = 1.0
-    batch: str = "vectorized"
-    relation: Relation = Relation.ADD_REMOVE
-    claim: Claim = field(init=False, repr=False)
-    reference: Optional[Any] = field(init=False, repr=False)
-    _prototype: Any = field(init=False, repr=False)
 
     _class_name: ClassVar[str] = "Exponential"
-    delta: ClassVar[float] = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "candidates", tuple(float(t) for t in self.candidates))
@@ -501,9 +499,6 @@ class Exponential(_DiffprivlibAdapter):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"diffprivlib.Exponential rejected epsilon={self.epsilon!r}, "
                              f"sensitivity={self.sensitivity!r}: {exc}") from None
-
-    def _make_claim(self) -> Claim:
-        return PureDP(self.epsilon, self.relation)
 
     def _make_reference(self, prototype: Any) -> Optional[Any]:
         from ..exponential import ExponentialMechanism

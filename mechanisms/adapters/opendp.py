@@ -243,7 +243,42 @@ def _int_vector_space(distance: str) -> tuple[Any, Any]:
 
 
 @dataclass(frozen=True, eq=False)
-class OpenDPDiscreteGaussian(CountingAdapter):
+class _OpenDPInteger(CountingAdapter):
+    """Shared construction of OpenDP's integer measurements on the count (subclasses: hooks)."""
+
+    scale: float
+    sensitivity: int = 1
+    relation: Relation = Relation.ADD_REMOVE
+    claim: Claim = field(init=False, repr=False)
+    reference: Optional[Any] = field(init=False, repr=False)
+    _vector: Any = field(init=False, repr=False)
+
+    library: ClassVar[str] = "opendp"
+    deterministic: ClassVar[bool] = False
+    _distance: ClassVar[str]
+    _label: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        set_("scale", check_finite_positive("scale", self.scale))
+        set_("sensitivity", check_int("sensitivity", self.sensitivity))
+        set_("relation", as_relation(self.relation))
+        vector = self._measurement(*_int_vector_space(self._distance))
+        set_("_vector", vector)
+        set_("claim", self._claim(vector.map(self.sensitivity)))
+        set_("reference", self._reference())
+
+    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        return _release_int(self._vector, _integer_count(value), size)  # OpenDP's generator
+
+    @property
+    def name(self) -> str:
+        relation = "" if self.relation is Relation.ADD_REMOVE else f", {self.relation}"
+        return f"opendp.{self._label}({self._scale_text}, Δ={self.sensitivity}{relation})"
+
+
+@dataclass(frozen=True, eq=False)
+class OpenDPDiscreteGaussian(_OpenDPInteger):
     """c(X) + N_ℤ(0, σ²) from OpenDP's ``make_gaussian`` on integers; claims OpenDP's ρ-zCDP.
 
     OpenDP samples the discrete Gaussian exactly (CKS 2020); its privacy map gives ρ = Δ²/(2σ²),
@@ -253,42 +288,31 @@ class OpenDPDiscreteGaussian(CountingAdapter):
     otherwise ``None`` (unknown).
     """
 
-    scale: float
-    sensitivity: int = 1
-    relation: Relation = Relation.ADD_REMOVE
-    claim: Claim = field(init=False, repr=False)
-    reference: Optional[Any] = field(init=False, repr=False)
-    _vector: Any = field(init=False, repr=False)
+    _distance: ClassVar[str] = "l2_distance"
+    _label: ClassVar[str] = "make_gaussian[int]"
 
-    library: ClassVar[str] = "opendp"
-    deterministic: ClassVar[bool] = False
+    def _measurement(self, domain: Any, metric: Any) -> Any:
+        return dp.m.make_gaussian(domain, metric, scale=self.scale)
 
-    def __post_init__(self) -> None:
+    def _claim(self, rho: Any) -> Claim:
         from ..claims import ZCDP
+
+        return ZCDP(float(rho), self.relation)
+
+    def _reference(self) -> Optional[Any]:
         from ..discrete_gaussian import DiscreteGaussianMechanism
 
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
-        set_("scale", check_finite_positive("scale", self.scale))
-        set_("sensitivity", check_int("sensitivity", self.sensitivity))
-        set_("relation", as_relation(self.relation))
-        vector = dp.m.make_gaussian(*_int_vector_space("l2_distance"), scale=self.scale)
-        set_("_vector", vector)
-        set_("claim", ZCDP(float(vector.map(self.sensitivity)), self.relation))
         reference = DiscreteGaussianMechanism(self.scale, relation=self.relation)
         close = abs(float(reference.sigma_squared) - self.scale**2) <= 1e-12 * self.scale**2
-        set_("reference", reference if close else None)
-
-    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        return _release_int(self._vector, _integer_count(value), size)  # OpenDP's generator
+        return reference if close else None
 
     @property
-    def name(self) -> str:
-        relation = "" if self.relation is Relation.ADD_REMOVE else f", {self.relation}"
-        return f"opendp.make_gaussian[int](σ={self.scale:g}, Δ={self.sensitivity}{relation})"
+    def _scale_text(self) -> str:
+        return f"σ={self.scale:g}"
 
 
 @dataclass(frozen=True, eq=False)
-class OpenDPDiscreteLaplace(CountingAdapter):
+class OpenDPDiscreteLaplace(_OpenDPInteger):
     """c(X) + discrete Laplace noise P(y) ∝ e^{−|y|/b} from OpenDP's ``make_laplace`` on integers.
 
     Claim: OpenDP's pure ε = Δ/b.  Exact truth:
@@ -296,37 +320,24 @@ class OpenDPDiscreteLaplace(CountingAdapter):
     1e-12 relative of a rational with denominator ≤ 10⁴; otherwise ``None`` (unknown).
     """
 
-    scale: float
-    sensitivity: int = 1
-    relation: Relation = Relation.ADD_REMOVE
-    claim: Claim = field(init=False, repr=False)
-    reference: Optional[Any] = field(init=False, repr=False)
-    _vector: Any = field(init=False, repr=False)
+    _distance: ClassVar[str] = "l1_distance"
+    _label: ClassVar[str] = "make_laplace[int]"
 
-    library: ClassVar[str] = "opendp"
-    deterministic: ClassVar[bool] = False
+    def _measurement(self, domain: Any, metric: Any) -> Any:
+        return dp.m.make_laplace(domain, metric, scale=self.scale)
 
-    def __post_init__(self) -> None:
+    def _claim(self, epsilon: Any) -> Claim:
+        return PureDP(float(epsilon), self.relation)
+
+    def _reference(self) -> Optional[Any]:
         from ..discrete_laplace import DiscreteLaplaceMechanism
 
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
-        set_("scale", check_finite_positive("scale", self.scale))
-        set_("sensitivity", check_int("sensitivity", self.sensitivity))
-        set_("relation", as_relation(self.relation))
-        vector = dp.m.make_laplace(*_int_vector_space("l1_distance"), scale=self.scale)
-        set_("_vector", vector)
-        set_("claim", PureDP(float(vector.map(self.sensitivity)), self.relation))
         reference = DiscreteLaplaceMechanism(1.0 / self.scale, relation=self.relation)
-        close = abs(float(reference.rate) * self.scale - 1.0) <= 1e-12
-        set_("reference", reference if close else None)
-
-    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        return _release_int(self._vector, _integer_count(value), size)  # OpenDP's generator
+        return reference if abs(float(reference.rate) * self.scale - 1.0) <= 1e-12 else None
 
     @property
-    def name(self) -> str:
-        relation = "" if self.relation is Relation.ADD_REMOVE else f", {self.relation}"
-        return f"opendp.make_laplace[int](b={self.scale:g}, Δ={self.sensitivity}{relation})"
+    def _scale_text(self) -> str:
+        return f"b={self.scale:g}"
 
 
 def make_discrete_gaussian(scale: float, *, sensitivity: int = 1,
