@@ -6,7 +6,7 @@ samples follow the stated distributions exactly (given an ideal integer generato
 are vectorized: each pass handles every still-undecided sample at once, and the number of passes
 has a geometric tail.
 
-- :func:`bernoulli_exp` draws Bernoulli(exp(−n/d)) for integer arrays n ≥ 0, d > 0.  The fraction
+- :func:`bernoulli_exp` draws Bernoulli(exp(−n/d)) for an integer array n ≥ 0 and an integer d > 0.  The fraction
   γ = r/d < 1 (r = n mod d) uses CKS Algorithm 1: K ← 1; while Bernoulli(γ/K) succeeds, K ← K + 1;
   return [K odd], since P(K > k) = γ^k/k! gives P(K odd) = e^{−γ}.  Bernoulli(γ/K) is drawn as
   Bernoulli(r/d) ∧ Bernoulli(1/K) (two independent integer draws, so d·K never overflows).  The
@@ -45,32 +45,39 @@ _INT64_SAFE = 2**62
 _SQUARE_SAFE = 3_000_000_000  # 3e9² < 2^63
 
 
-def _bernoulli_exp_fraction(r: np.ndarray, d: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(−r/d)) for 0 ≤ r ≤ d (CKS Algorithm 1), vectorized."""
-    k = np.ones(r.shape, dtype=np.int64)
-    alive = np.ones(r.shape, dtype=bool)
-    while alive.any():
-        index = np.flatnonzero(alive)
-        success = (rng.integers(0, d[index]) < r[index]) & (rng.integers(0, k[index]) == 0)
-        k[index[success]] += 1
-        alive[index[~success]] = False
-    return k % 2 == 1
+def _bernoulli_exp_fraction(r: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Bernoulli(exp(−r/d)) for integers 0 ≤ r ≤ d (CKS Algorithm 1), vectorized.
+
+    Every undecided sample has the same K in a given pass, so both integer draws of a pass use a
+    scalar bound (d, resp. K), which numpy draws far faster than per-element bounds.
+    """
+    stop = np.zeros(r.shape, dtype=np.int64)  # the K at which each sample's loop ended
+    alive = np.arange(r.size)
+    k = 1
+    while alive.size:
+        success = rng.integers(0, d, alive.size) < r[alive]  # Bernoulli(r/d)
+        if k > 1:
+            success &= rng.integers(0, k, alive.size) == 0  # ∧ Bernoulli(1/K)
+        stop[alive[~success]] = k
+        alive = alive[success]
+        k += 1
+    return stop % 2 == 1
 
 
-def bernoulli_exp(n, d, rng: np.random.Generator) -> np.ndarray:
-    """Exact Bernoulli(exp(−n/d)) for int64 arrays ``n`` ≥ 0 and ``d`` > 0 (broadcast together)."""
-    n, d = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(d, dtype=np.int64))
-    n, d = n.ravel(), d.ravel()
+def bernoulli_exp(n, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Exact Bernoulli(exp(−n/d)) for an int64 array ``n`` ≥ 0 and an integer ``d`` > 0."""
+    n = np.asarray(n, dtype=np.int64).ravel()
+    d = int(d)
     whole, rest = n // d, n % d
     result = np.ones(n.shape, dtype=bool)
     ones = np.ones(n.shape, dtype=np.int64)
     pending = np.flatnonzero(whole > 0)
     while pending.size:  # ⌊n/d⌋ factors e^{−1}, stopping at the first failure
-        result[pending] = _bernoulli_exp_fraction(ones[pending], ones[pending], rng)
+        result[pending] = _bernoulli_exp_fraction(ones[pending], 1, rng)
         whole[pending] -= 1
         pending = pending[result[pending] & (whole[pending] > 0)]
     undecided = np.flatnonzero(result)
-    result[undecided] = _bernoulli_exp_fraction(rest[undecided], d[undecided], rng)
+    result[undecided] = _bernoulli_exp_fraction(rest[undecided], d, rng)
     return result
 
 
@@ -78,7 +85,6 @@ def discrete_laplace(s: int, t: int, size: int, rng: np.random.Generator) -> np.
     """``size`` exact draws of P(y) ∝ exp(−|y| s/t) on ℤ (CKS Algorithm 2), int64."""
     out = np.empty(size, dtype=np.int64)
     todo = np.arange(size)
-    one = np.ones(1, dtype=np.int64)
     while todo.size:
         m = todo.size
         u = rng.integers(0, t, m)
@@ -87,8 +93,7 @@ def discrete_laplace(s: int, t: int, size: int, rng: np.random.Generator) -> np.
         v = np.zeros(u.size, dtype=np.int64)  # V ~ Geometric: Bernoulli(e^{−1}) successes
         alive = np.arange(u.size)
         while alive.size:
-            success = _bernoulli_exp_fraction(np.broadcast_to(one, alive.shape).copy(),
-                                              np.broadcast_to(one, alive.shape).copy(), rng)
+            success = _bernoulli_exp_fraction(np.ones(alive.size, dtype=np.int64), 1, rng)
             v[alive[success]] += 1
             alive = alive[success]
         y = (u + t * v) // s
