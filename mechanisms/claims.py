@@ -449,7 +449,7 @@ class ProfileClaim(_ProfileBased):
             from dp_accounting.pld import pld_privacy_accountant
         except ImportError as exc:  # pragma: no cover - dp-accounting is in the test extra
             raise ImportError("ProfileClaim.from_dp_event needs dp-accounting "
-                              "(pip install dp-accounting)") from exc
+                              "(pip install 'dpaudit[accounting]')") from exc
         if not isinstance(event, dp_accounting.DpEvent):
             raise TypeError(f"`event` must be a dp_accounting.DpEvent, got {event!r}")
         relation = as_relation(relation)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._counting import CountCategoryMechanism
+from ._counting import CountCategoryMechanism, count
 from ._validation import check_finite_positive, check_int
 from .claims import PureDP, as_relation
 from .finite_pair import pair_tradeoff
@@ -69,8 +69,6 @@ class RandomizedResponse(FrozenParameters, CountCategoryMechanism):
         return math.log(keep * (self.k - 1)) - math.log1p(-keep)
 
     def true_answer(self, dataset: Any) -> np.ndarray:
-        from ._counting import count
-
         return np.array([float(count(dataset) % self.k)])
 
     def _draw(self, c: int, size: int, rng: np.random.Generator) -> np.ndarray:

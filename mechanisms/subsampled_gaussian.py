@@ -50,9 +50,17 @@ __all__ = ["PoissonSubsampledGaussian", "VALUE_DISCRETIZATION"]
 VALUE_DISCRETIZATION = 1e-4
 
 
-def _neighbouring(relation: Relation):
-    import dp_accounting
+def _dp_accounting():
+    try:
+        import dp_accounting
+    except ImportError as exc:  # pragma: no cover - installed with the test and accounting extras
+        raise ImportError("the subsampled Gaussian's truth comes from dp-accounting: "
+                          "pip install 'dpaudit[accounting]'") from exc
+    return dp_accounting
 
+
+def _neighbouring(relation: Relation):
+    dp_accounting = _dp_accounting()
     return (dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE if relation is Relation.ADD_REMOVE
             else dp_accounting.NeighboringRelation.REPLACE_ONE)
 
@@ -98,7 +106,7 @@ class PoissonSubsampledGaussian(FrozenParameters):
 
     def dp_event(self):
         """dp-accounting's description: SelfComposed(PoissonSampled(q, Gaussian(σ)), k)."""
-        import dp_accounting
+        dp_accounting = _dp_accounting()
 
         event = dp_accounting.PoissonSampledDpEvent(self.sampling_probability,
                                                     dp_accounting.GaussianDpEvent(self.noise_multiplier))
@@ -129,8 +137,7 @@ class PoissonSubsampledGaussian(FrozenParameters):
     # -- truth (dp-accounting PLD, pessimistic) ---------------------------------------------------
     @functools.cached_property
     def _pld(self):
-        from dp_accounting.pld import privacy_loss_distribution
-
+        privacy_loss_distribution = _dp_accounting().pld.privacy_loss_distribution
         single = privacy_loss_distribution.from_gaussian_mechanism(
             self.noise_multiplier, sensitivity=1.0, pessimistic_estimate=True,
             value_discretization_interval=VALUE_DISCRETIZATION,
