@@ -46,15 +46,17 @@ def test_rounded_gaussian_supports_are_disjoint_for_half_integer_shifts():
 
 
 # Margins at the sample counts below, with the headline Bonferroni level γ_h = 0.05·0.8/6 ≈ 6.7e-3
-# (z ≈ 2.5 per one-sided Clopper–Pearson bound) and n samples per side:
-# - subsampled-wrong-relation, n = 5e5: the best event has P, Q ≤ ~0.15, so each estimate's standard
-#   error is ≤ √(0.15/n) = 5.5e-4 and δ_lb ≥ δ_true − 2.5(1 + e)·5.5e-4 = 0.0192 − 0.0051 = 0.0141,
-#   above the claimed 7.68e-3 by ~11 standard errors of the bound;
-# - randomized-response-wrong-k, n = 1e5: δ_true(1) = 0.487; the event {y = 3} has P = 0.366,
-#   Q = 0.0447: δ_lb ≥ 0.487 − 2.5(1.5e-3 + e·6.5e-4) ≈ 0.479 ≫ 0;
+# (z = 2.47 per one-sided Clopper–Pearson bound) and n samples per side; δ_lb ≈ δ̂ − z·se with
+# δ̂ ~ N(δ_true, se²) for the best event E (up to the small loss of choosing E on selection samples):
+# - subsampled-wrong-relation, n = 2e5: E = {y ≥ 1.946} has P = 0.0697, Q = 0.0186, δ_true(1) =
+#   P − eQ = 0.01924; se = √(P(1−P)/n + e²Q(1−Q)/n) = 1.0e-3, so E[δ_lb] ≈ 0.0168 and a miss
+#   (δ_lb ≤ claimed 7.68e-3) needs a 9.1-standard-error shortfall: probability < 1e-19;
+# - randomized-response-wrong-k, n = 1e5: the event {y = 3} has P = e/(e + 1) = 0.731 and
+#   Q = (1 − P)/3 = 0.0896, δ_true(1) = P − eQ = 0.487; se = 2.8e-3, E[δ_lb] ≈ 0.480: a miss needs
+#   a shortfall of > 170 standard errors;
 # - rounded-gaussian-real-query, n = 2e4: the view lies in [0, 0.1) resp. [0.5, 0.6) with certainty, so
-#   α_hi = 1 − (γ_h)^{1/n} ≈ 2.5e-4 and δ_lb ≥ 1 − 2.5e-4 − e·2.5e-4 > 0.99 ≫ 1e-5.
-REFUTATIONS = [("subsampled-wrong-relation", 500_000), ("randomized-response-wrong-k", 100_000),
+#   α_hi = 1 − (γ_h)^{1/n} ≈ 2.5e-4 and δ_lb ≥ 1 − 2.5e-4 − e·2.5e-4 > 0.99 ≫ 1e-5 deterministically.
+REFUTATIONS = [("subsampled-wrong-relation", 200_000), ("randomized-response-wrong-k", 100_000),
                ("rounded-gaussian-real-query", 20_000)]
 
 
