@@ -32,13 +32,13 @@ def _integrated_profile(sigma, q, relation, epsilon):
     return max(values)
 
 
-@pytest.mark.parametrize("relation", ["add-remove", "replace"])
-@pytest.mark.parametrize("sigma, q", [(1.0, 0.3), (0.7, 0.05)])
+@pytest.mark.parametrize("relation, sigma, q", [("add-remove", 1.0, 0.3), ("replace", 1.0, 0.3),
+                                                ("replace", 0.7, 0.05)])
 def test_single_step_truth_against_numerical_integration(relation, sigma, q):
     # The PLD estimate is pessimistic: never below the integral (up to quadrature error 1e-12),
     # and with connect-the-dots discretisation 1e-4 it is within 1e-6 relative (measured ~1e-12).
     mechanism = PoissonSubsampledGaussian(sigma, q, relation=relation, epsilon=1.0, delta=0.5)
-    for epsilon in (0.0, 0.3, 1.0, 2.0):
+    for epsilon in (0.0, 0.5, 2.0):
         exact = _integrated_profile(sigma, q, relation, epsilon)
         value = float(mechanism.privacy_profile(epsilon))
         assert value >= exact - 1e-12
