@@ -86,16 +86,6 @@ def _truncated_laplace():
     return TruncatedLaplaceMechanism(1.0, 1e-5), scenarios.counting(1)
 
 
-def _correlated_gaussian():
-    """Lebeda's Algorithm 1, d = 4, 1-GDP under add/remove: exactly μ = 1 (tight)."""
-    return CorrelatedGaussianMechanism(1.0, 4), scenarios.counting(4)
-
-
-def _composition():
-    """Four runs of N(0, 2²) on a count, each 0.5-GDP: exactly 1-GDP by composition (tight)."""
-    return Composition(GaussianMechanism(sigma=2.0), 4), scenarios.counting(1)
-
-
 def _discrete_gaussian():
     """Discrete Gaussian (exact sampler), σ = 3.742, (1, 1e-5)-DP: exact δ(1) = 9.943e-6 (tight)."""
     from mechanisms import DiscreteGaussianMechanism
@@ -111,16 +101,26 @@ def _subsampled_gaussian():
     return PoissonSubsampledGaussian(1.0, 0.3, epsilon=2.9216, delta=1e-5), scenarios.counting(1, n=0)
 
 
+def _correlated_gaussian():
+    """Lebeda's Algorithm 1, d = 4, 1-GDP under add/remove: exactly μ = 1 (tight)."""
+    return CorrelatedGaussianMechanism(1.0, 4), scenarios.counting(4)
+
+
+def _composition():
+    """Four runs of N(0, 2²) on a count, each 0.5-GDP: exactly 1-GDP by composition (tight)."""
+    return Composition(GaussianMechanism(sigma=2.0), 4), scenarios.counting(1)
+
+
 #: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario).
 REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "gaussian-analytic": _gaussian_analytic,
     "gaussian-classical": _gaussian_classical,
     "laplace": _laplace,
     "truncated-laplace": _truncated_laplace,
-    "correlated-gaussian": _correlated_gaussian,
-    "composition": _composition,
     "discrete-gaussian": _discrete_gaussian,
     "subsampled-gaussian": _subsampled_gaussian,
+    "correlated-gaussian": _correlated_gaussian,
+    "composition": _composition,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).
