@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 
 from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
-from mechanisms.claims import ApproxDP, GaussianDP, PureDP
+from mechanisms.claims import Claim, GaussianDP
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state, save_state
@@ -70,7 +70,7 @@ PROBE_DRAWS = 2
 BINS = 1 << 15
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
 PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
-_CLAIM_TYPES = (ApproxDP, PureDP, GaussianDP)
+_CLAIM_TYPES = (Claim,)
 
 
 def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 2_000_000,
@@ -221,7 +221,8 @@ def _resolve_claim(mechanism, claim, name):
             raise ValueError(f"mechanism {name!r} has no `claim` attribute; pass claim=ApproxDP(...), "
                              "PureDP(...) or GaussianDP(...)")
     if not isinstance(claim, _CLAIM_TYPES):
-        raise TypeError(f"`claim` must be ApproxDP, PureDP or GaussianDP, got {claim!r}")
+        raise TypeError(f"`claim` must be a mechanisms.claims.Claim (ApproxDP, PureDP, GaussianDP, ZCDP, "
+                        f"RenyiDP or ProfileClaim), got {claim!r}")
     return claim
 
 

@@ -87,6 +87,21 @@ def _truncated_laplace():
     return TruncatedLaplaceMechanism(1.0, 1e-5), scenarios.counting(1)
 
 
+def _discrete_gaussian():
+    """Discrete Gaussian (exact sampler), σ = 3.742, (1, 1e-5)-DP: exact δ(1) = 9.943e-6 (tight)."""
+    from mechanisms import DiscreteGaussianMechanism
+
+    return DiscreteGaussianMechanism(3.742, 1.0, 1e-5), scenarios.counting(1)
+
+
+def _subsampled_gaussian():
+    """Poisson-subsampled Gaussian, σ = 1, q = 0.3, claiming (2.9216, 1e-5): dp-accounting's
+    pessimistic ε(1e-5) = 2.92151 rounded up (tight; the true ε is at most that)."""
+    from mechanisms import PoissonSubsampledGaussian
+
+    return PoissonSubsampledGaussian(1.0, 0.3, epsilon=2.9216, delta=1e-5), scenarios.counting(1, n=0)
+
+
 def _correlated_gaussian():
     """Lebeda's Algorithm 1, d = 4, 1-GDP under add/remove: exactly μ = 1 (tight)."""
     return CorrelatedGaussianMechanism(1.0, 4), scenarios.counting(4)
@@ -126,6 +141,8 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "gaussian-classical": _gaussian_classical,
     "laplace": _laplace,
     "truncated-laplace": _truncated_laplace,
+    "discrete-gaussian": _discrete_gaussian,
+    "subsampled-gaussian": _subsampled_gaussian,
     "correlated-gaussian": _correlated_gaussian,
     "composition": _composition,
     "randomized-response-categorical": _randomized_response,

@@ -7,9 +7,14 @@ carry the privacy they ``claim`` and the exact truth (privacy profile, ε(δ), t
 """
 
 from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
-from .claims import ApproxDP, Claim, GaussianDP, PureDP, Relation
+from .claims import ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP
 from .composition import Composition
 from .correlated import CorrelatedGaussianMechanism
+from .discrete_gaussian import DiscreteGaussianMechanism
+from .discrete_laplace import DiscreteLaplaceMechanism
+from .exponential import ExponentialMechanism
+from .randomized_response import RandomizedResponse
+from .subsampled_gaussian import PoissonSubsampledGaussian
 from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
 from .laplace import LaplaceMechanism
@@ -23,6 +28,11 @@ REFERENCE_MECHANISMS = {
     "correlated-gaussian": CorrelatedGaussianMechanism,
     "grouped-correlated-gaussian": GroupedCorrelatedGaussianMechanism,
     "composition": Composition,
+    "discrete-gaussian": DiscreteGaussianMechanism,
+    "discrete-laplace": DiscreteLaplaceMechanism,
+    "randomized-response": RandomizedResponse,
+    "exponential": ExponentialMechanism,
+    "subsampled-gaussian": PoissonSubsampledGaussian,
 }
 
 __all__ = [
@@ -31,16 +41,23 @@ __all__ = [
     "Claim",
     "Composition",
     "CorrelatedGaussianMechanism",
+    "DiscreteGaussianMechanism",
+    "DiscreteLaplaceMechanism",
     "GaussianDP",
     "GaussianMechanism",
     "GaussianShapedMechanism",
     "GroupedCorrelatedGaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",
+    "PoissonSubsampledGaussian",
+    "ProfileClaim",
     "PureDP",
     "REFERENCE_MECHANISMS",
     "ReferenceMechanism",
+    "RandomizedResponse",
     "Relation",
+    "RenyiDP",
     "TruncatedLaplaceMechanism",
+    "ZCDP",
     "mechanism_name",
 ]

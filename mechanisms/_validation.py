@@ -21,6 +21,7 @@ __all__ = [
     "check_seed",
     "check_dataset",
     "check_size",
+    "check_epsilon_delta",
 ]
 
 
@@ -109,3 +110,13 @@ def check_dataset(dataset: Any, d: int, *, name: str = "dataset", unit: bool = T
             f"`{name}` values must lie in [0, 1], got values in [{array.min()!r}, {array.max()!r}]"
         )
     return array
+
+
+def check_epsilon_delta(epsilon: Any, delta: Any) -> "tuple[float | None, float | None]":
+    """An optional (ε, δ) claim: both given (ε > 0, δ ∈ (0, 1)) or neither."""
+    if (epsilon is None) != (delta is None):
+        raise ValueError(f"give both `epsilon` and `delta` or neither; got epsilon={epsilon!r}, "
+                         f"delta={delta!r}")
+    if epsilon is None:
+        return None, None
+    return check_finite_positive("epsilon", epsilon), check_open_unit("delta", delta)

@@ -20,7 +20,12 @@ from mechanisms.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMe
 from mechanisms.gaussian import CalibrationWarning, GaussianMechanism
 from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
 
+import numpy as np
+
+from mechanisms import faulty_discrete
+
 from . import builders
+from .scenario import from_pairs
 
 __all__ = ["FAULTY_MECHANISMS", "FaultyCase"]
 
@@ -102,6 +107,27 @@ class FaultyCase:
         return self.build()
 
 
+# -- issue 16 factories ------------------------------------------------------------------------------------
+def subsampled_wrong_relation(noise_multiplier: float = 1.0, sampling_probability: float = 0.3):
+    """:class:`~mechanisms.faulty_discrete.WrongRelationSubsampledGaussian` on the replacement pair {x = 1} vs {x = 0}."""
+    mechanism = faulty_discrete.WrongRelationSubsampledGaussian(noise_multiplier, sampling_probability)
+    return mechanism, builders.counting(1, n=1, relation="replace")
+
+
+def rounded_gaussian_real_query(epsilon: float = 1.0, delta: float = 1e-5):
+    """:class:`RoundedGaussianFractionalView` on bounded rows, with a pair adding the row x = ½."""
+    mechanism = faulty_discrete.RoundedGaussianFractionalView(epsilon, delta)
+    base = np.zeros((4, 1))
+    pairs = [(base, np.vstack([base, [[0.5]]])), (base, np.vstack([base, [[1.0]]]))]
+    return mechanism, from_pairs(pairs, "add-remove")
+
+
+def randomized_response_wrong_k(epsilon: float = 1.0, k: int = 4):
+    """:class:`WrongCategoriesRandomizedResponse` on counts 3 and 4 ≡ 0 (mod 4): extreme categories."""
+    mechanism = faulty_discrete.WrongCategoriesRandomizedResponse(epsilon, k)
+    return mechanism, builders.counting(1, n=2 * (k - 1))
+
+
 #: Faulty mechanisms by name: zero-argument factories of (mechanism, scenario).
 FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
     FaultyCase("gaussian-sensitivity",
@@ -120,4 +146,11 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
                truncated_laplace_half_bound),
     FaultyCase("laplace-per-query", PerQueryLaplaceMechanism.fault + " (k = 4, ε = 0.5)",
                laplace_per_query),
+    # issue 16: discrete, categorical and subsampled mechanisms (see mechanisms.faulty_discrete)
+    FaultyCase("subsampled-wrong-relation", faulty_discrete.WrongRelationSubsampledGaussian.fault,
+               subsampled_wrong_relation),
+    FaultyCase("rounded-gaussian-real-query", faulty_discrete.RoundedGaussianFractionalView.fault,
+               rounded_gaussian_real_query),
+    FaultyCase("randomized-response-wrong-k", faulty_discrete.WrongCategoriesRandomizedResponse.fault,
+               randomized_response_wrong_k),
 )}

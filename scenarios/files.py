@@ -17,6 +17,10 @@ scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
 
     [claim]                              # optional; omitted = the mechanism's own claim
     type = "approx-dp"                   # "approx-dp" (epsilon, delta) | "pure-dp" (epsilon) | "gdp" (mu)
+                                         # | "zcdp" (rho) | "rdp" (orders, epsilons)
+                                         # | "profile" (epsilons + deltas, or callable = "module:attr"
+                                         #   naming a delta(epsilon) function or a dp-accounting DpEvent);
+                                         # the last three take an optional reference_delta (default 1e-5)
     epsilon = 7.0
     delta = 0.1
 
@@ -75,7 +79,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject depends
     import tomli as tomllib
 
 import mechanisms
-from mechanisms.claims import ApproxDP, Claim, GaussianDP, PureDP, Relation, as_relation
+from mechanisms.claims import (ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP,
+                               as_relation)
 
 from . import builders
 from . import scenario as scenario_module
@@ -368,11 +373,64 @@ _CLAIM_FIELDS = {"approx-dp": ("epsilon", "delta"), "pure-dp": ("epsilon",), "gd
 _CLAIM_TYPES = {"approx-dp": ApproxDP, "pure-dp": PureDP, "gdp": GaussianDP}
 
 
+#: Claims stated as a curve: their keys (``reference_delta`` optional for all of them).
+_CURVE_CLAIM_KEYS = {"zcdp": ("rho",), "rdp": ("orders", "epsilons"),
+                     "profile": ("epsilons", "deltas", "callable")}
+
+
+def _numbers(ctx: _Context, table: dict, name: str) -> Any:
+    value = table[name]
+    items = value if isinstance(value, list) else [value]
+    if not items or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in items):
+        raise ctx.error(f"claim.{name}", "must be a number or a non-empty array of numbers", value)
+    return value
+
+
+def _build_curve_claim(ctx: _Context, table: dict, kind: str, relation: Relation) -> Claim:
+    """``type = "zcdp"`` (rho), ``"rdp"`` (orders, epsilons) or ``"profile"`` (epsilons and
+    deltas of a table, or ``callable = "module:attribute"`` naming a δ(ε) function or a
+    dp-accounting ``DpEvent``), each with an optional ``reference_delta``."""
+    keys = _CURVE_CLAIM_KEYS[kind]
+    ctx.unknown_keys(table, "claim", ("type", "relation", "reference_delta") + keys, f"a {kind} claim")
+    options = {}
+    if "reference_delta" in table:
+        options["reference_delta"] = _numbers(ctx, table, "reference_delta")
+    required = ("callable",) if kind == "profile" and "callable" in table else keys[:2]
+    if kind == "profile" and "callable" in table and ("epsilons" in table or "deltas" in table):
+        raise ctx.error("claim.callable", "cannot be given together with claim.epsilons/claim.deltas",
+                        table["callable"])
+    for name in required:
+        if name not in table:
+            raise ctx.error(f"claim.{name}", f"is missing (required by a {kind} claim)", show_value=False)
+    try:
+        if kind == "zcdp":
+            return ZCDP(_numbers(ctx, table, "rho"), relation, **options)
+        if kind == "rdp":
+            return RenyiDP(_numbers(ctx, table, "orders"), _numbers(ctx, table, "epsilons"), relation, **options)
+        if "callable" not in table:
+            return ProfileClaim.from_table(_numbers(ctx, table, "epsilons"), _numbers(ctx, table, "deltas"),
+                                           relation, **options)
+        target = _import_object(ctx, "claim.callable", table["callable"])
+        if type(target).__module__.startswith("dp_accounting"):
+            return ProfileClaim.from_dp_event(target, relation, **options)
+        return ProfileClaim(target, relation, label=f"profile {table['callable']}", **options)
+    except ScenarioFileError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ctx.rephrase("claim", exc) from None
+
+
 def _build_claim(ctx: _Context, table: dict, relation: Relation) -> Claim:
-    kind = ctx.string(table, "claim", "type", tuple(_CLAIM_FIELDS))
+    kind = ctx.string(table, "claim", "type", tuple(_CLAIM_FIELDS) + tuple(_CURVE_CLAIM_KEYS))
     if kind is None:
-        raise ctx.error("claim.type", "is missing (one of \"approx-dp\", \"pure-dp\", \"gdp\")",
-                        show_value=False)
+        raise ctx.error("claim.type", "is missing (one of \"approx-dp\", \"pure-dp\", \"gdp\", "
+                        "\"zcdp\", \"rdp\", \"profile\")", show_value=False)
+    if kind in _CURVE_CLAIM_KEYS:
+        claimed = ctx.string(table, "claim", "relation", ("add-remove", "replace"), relation.value)
+        if claimed != relation.value:
+            raise ctx.error("claim.relation", f"must equal scenario.relation ({_show(relation.value)}) "
+                            "or be omitted", claimed)
+        return _build_curve_claim(ctx, table, kind, relation)
     fields = _CLAIM_FIELDS[kind]
     ctx.unknown_keys(table, "claim", ("type", "relation") + fields, f"a {kind} claim")
     values = []

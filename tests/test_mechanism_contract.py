@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import (REFERENCE_MECHANISMS, ApproxDP, Composition, CorrelatedGaussianMechanism, GaussianDP,
-                        GaussianMechanism, GroupedCorrelatedGaussianMechanism, LaplaceMechanism, PureDP,
+from mechanisms import (REFERENCE_MECHANISMS, ZCDP, ApproxDP, Composition, CorrelatedGaussianMechanism,
+                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, ExponentialMechanism, GaussianDP,
+                        GaussianMechanism, GroupedCorrelatedGaussianMechanism, LaplaceMechanism, PoissonSubsampledGaussian, ProfileClaim,
+                        PureDP, RandomizedResponse,
                         TruncatedLaplaceMechanism)
 
 CASES = {
@@ -21,6 +23,14 @@ CASES = {
     "grouped": GroupedCorrelatedGaussianMechanism(mu=1.0, groups=3, d=2),
     "grouped-replace": GroupedCorrelatedGaussianMechanism(mu=1.0, groups=3, d=2, relation="replace"),
     "composition": Composition(GaussianMechanism(epsilon=0.5, delta=1e-6), 4),
+    "discrete-gaussian": DiscreteGaussianMechanism(sigma=2.0),
+    "discrete-gaussian-approx": DiscreteGaussianMechanism(sigma=3.742, epsilon=1.0, delta=1e-5),
+    "discrete-laplace": DiscreteLaplaceMechanism(epsilon=0.5),
+    "randomized-response": RandomizedResponse(epsilon=1.0, k=4),
+    "exponential": ExponentialMechanism(epsilon=1.0),
+    "subsampled-gaussian": PoissonSubsampledGaussian(noise_multiplier=1.0, sampling_probability=0.3),
+    "subsampled-gaussian-composed": PoissonSubsampledGaussian(1.0, 0.1, steps=4, epsilon=3.0, delta=1e-5,
+                                                              relation="replace"),
 }
 
 
@@ -55,8 +65,11 @@ def test_output_shape_dtype_and_determinism(name):
 def test_claim_is_consistent_with_exact_truth(name):
     mechanism = CASES[name]
     claim = mechanism.claim
-    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP))
-    if isinstance(claim, GaussianDP):
+    assert isinstance(claim, (ApproxDP, PureDP, GaussianDP, ZCDP, ProfileClaim))
+    if isinstance(claim, (ZCDP, ProfileClaim)):  # the claim's implied profile must dominate the exact one
+        epsilons = np.linspace(0.0, 5.0, 26)
+        assert np.all(mechanism.privacy_profile(epsilons) <= claim.delta_at(epsilons) * (1 + 1e-9))
+    elif isinstance(claim, GaussianDP):
         assert mechanism.exact_mu() <= claim.mu * (1 + 1e-9)
     elif isinstance(claim, ApproxDP):
         assert mechanism.epsilon_for_delta(claim.delta) <= claim.epsilon * (1 + 1e-9)
@@ -70,6 +83,8 @@ def test_claim_is_consistent_with_exact_truth(name):
 @pytest.mark.parametrize("name", CASES)
 def test_accuracy_declarations(name):
     mechanism = CASES[name]
+    if not hasattr(mechanism, "noise_variance"):  # categorical output: no additive error to claim
+        pytest.skip(f"{name} declares no accuracy claim")
     variance = np.asarray(mechanism.noise_variance())
     assert variance.shape == (mechanism.output_dim,) and np.all(variance > 0)
     one, many = mechanism.error_bound(0.05), mechanism.error_bound(0.05, k=len(mechanism.query_columns))

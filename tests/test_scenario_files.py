@@ -215,7 +215,7 @@ MALFORMED = [
     ("rows do not fit the mechanism", variant({"d = 1": "d = 3"}),
      "scenario does not fit the mechanism", "shape (n, 1)"),
     ("claim type unknown", variant(append="[claim]\ntype = \"renyi\"\n"),
-     "claim.type", 'must be one of "approx-dp", "pure-dp", "gdp", got "renyi"'),
+     "claim.type", 'must be one of "approx-dp", "pure-dp", "gdp", "zcdp", "rdp", "profile", got "renyi"'),
     ("claim field missing", variant(append="[claim]\ntype = \"gdp\"\n"),
      "claim.mu", "is missing (required by a gdp claim)"),
     ("claim unknown key", variant(append="[claim]\ntype = \"gdp\"\nmu = 1.0\nepsilon = 1.0\n"),

@@ -3,8 +3,9 @@
 - :func:`vectorize` (:mod:`.vectorize`) wraps any per-sample callable ``fn(dataset)`` into the
   mechanism protocol ``(dataset, size, rng) -> (size, k) float64``.
 - :mod:`mechanisms.adapters.diffprivlib`: ``GaussianAnalytic``, ``Gaussian``, ``Laplace``,
-  ``LaplaceBoundedNoise``, ``LaplaceTruncated``.
-- :mod:`mechanisms.adapters.opendp`: ``make_gaussian``, ``make_laplace``.
+  ``LaplaceBoundedNoise``, ``LaplaceTruncated``, ``Geometric``, ``Exponential``.
+- :mod:`mechanisms.adapters.opendp`: ``make_gaussian``, ``make_laplace``,
+  ``make_discrete_gaussian``, ``make_discrete_laplace``.
 
 The library modules need the optional extra (``pip install "dpaudit[thirdparty]"``) and are not
 imported here: ``import mechanisms.adapters`` works without them, and importing a library module

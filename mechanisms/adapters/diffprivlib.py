@@ -14,6 +14,8 @@ Gaussian               N(0, σ²), σ = Δ√(2 ln(1.25/δ))/ε, ε ≤ 1  Gauss
 Laplace                Lap(b), b = Δ/(ε − ln(1 − δ))           Laplace of scale b
 LaplaceBoundedNoise    Lap(λ) conditioned on [−τ, τ], λ = Δ/ε   truncated Laplace (λ, τ)
 LaplaceTruncated       clamp(f + Lap(b), lower, upper)         Laplace of scale b (see below)
+Geometric              two-sided geometric, ratio e^{−ε/Δ}     discrete Laplace, rate ε/Δ
+Exponential            softmax(ε u/(Δ(2 − monotonic)))         exponential mechanism (same β)
 =====================  ======================================  ==================================
 
 ``LaplaceTruncated`` is *not* the truncated Laplace mechanism of Geng et al. (that one is
@@ -70,7 +72,7 @@ from ._extra import require
 _dpl = require("diffprivlib.mechanisms", library="diffprivlib")
 
 __all__ = ["BATCH_MODES", "GaussianAnalytic", "Gaussian", "Laplace", "LaplaceBoundedNoise",
-           "LaplaceTruncated"]
+           "LaplaceTruncated", "Geometric", "Exponential"]
 
 #: How the adapters draw many samples (see the module docstring).
 BATCH_MODES = ("vectorized", "loop")
@@ -399,3 +401,124 @@ class LaplaceBoundedNoise(_DiffprivlibAdapter):
 
     def _extra_name_parts(self) -> tuple[tuple[str, float], ...]:
         return ()
+
+
+# -- discrete mechanisms (issue 16) ----------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _PureDiffprivlib(_DiffprivlibAdapter):
+    """The discrete diffprivlib mechanisms: parameters ε and Δ, claim pure ε-DP."""
+
+    epsilon: float
+    sensitivity: float = 1.0
+    batch: str = "vectorized"
+    relation: Relation = Relation.ADD_REMOVE
+    claim: Claim = field(init=False, repr=False)
+    reference: Optional[Any] = field(init=False, repr=False)
+    _prototype: Any = field(init=False, repr=False)
+
+    delta: ClassVar[float] = 0.0
+
+    def __post_init__(self) -> None:
+        self._setup()
+
+    def _make_claim(self) -> Claim:
+        return PureDP(self.epsilon, self.relation)
+
+
+@dataclass(frozen=True, eq=False)
+class Geometric(_PureDiffprivlib):
+    """diffprivlib's ``Geometric``: two-sided geometric noise with ratio e^{−ε/Δ} on the count.
+
+    diffprivlib stores s = −ε/Δ, draws u ~ U(−½, ½)·(1 + e^s) and returns value + sgn(u)⌊ln|u|/s⌋:
+    the discrete Laplace law P(y) = ((1 − r)/(1 + r)) r^{|y|}, r = e^{−s} (derivation in
+    ``tests/test_adapters_discrete.py``, which also checks the samples' frequencies).  Claim: ε-DP.
+    Exact truth: :class:`~mechanisms.discrete_laplace.DiscreteLaplaceMechanism` with rate |s| (true
+    sensitivity 1), when |s| is within 1e-12 relative of a rational with denominator ≤ 10⁴;
+    otherwise unknown.
+    """
+
+    _class_name: ClassVar[str] = "Geometric"
+
+    def _library_kwargs(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity": int(self.sensitivity)}
+
+    def _make_reference(self, prototype: Any) -> Optional[Any]:
+        from ..discrete_laplace import DiscreteLaplaceMechanism
+
+        rate = abs(float(prototype._scale))  # diffprivlib's s = −ε/Δ
+        reference = DiscreteLaplaceMechanism(rate, relation=self.relation)
+        # The library computes with the float s; a rational within 1e-12 relative is the same law
+        # to far below anything an audit or the truth's own rounding resolves.
+        return reference if abs(float(reference.rate) - rate) <= 1e-12 * rate else None
+
+    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        count = int(round(value))
+        if count != value:
+            raise ValueError(f"`dataset` must hold 0/1 entries (diffprivlib's Geometric randomises "
+                             f"integers), got a sum of {value!r}")
+        return super()._draw(count, size, rng)
+
+    def _vectorized(self, mech: Any, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        scale = float(mech._scale)  # diffprivlib's randomise, on arrays (same operations)
+        unif = (rng.random(size) - 0.5) * (1 + np.exp(scale))
+        sign = np.where(unif < 0, -1.0, 1.0)
+        return np.round(value + sign * np.floor(np.log(sign * unif) / scale))
+
+
+@dataclass(frozen=True, eq=False)
+class Exponential(_PureDiffprivlib):
+    """diffprivlib's ``Exponential`` choosing among candidates t_i with utility −|c(X) − t_i|.
+
+    diffprivlib samples softmax(β u) by inverting its cumulative probabilities with one uniform,
+    β = ε/(Δ(2 − monotonic)).  The utility depends on the data, so a diffprivlib object is built
+    per call of the adapter (for the dataset's count) and its ``_probabilities`` are inverted for
+    ``size`` uniforms at once.  Claim: ε-DP.  Exact truth:
+    :class:`~mechanisms.exponential.ExponentialMechanism` with the same candidates and β (its
+    output is the candidate index, as here).
+    """
+
+    candidates: tuple = (0.0, 2.0, 4.0, 6.0, 8.0)
+    monotonic: bool = False
+
+    _class_name: ClassVar[str] = "Exponential"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "candidates", tuple(float(t) for t in self.candidates))
+        self._setup()
+
+    def _utility(self, value: float) -> list:
+        return [-abs(value - t) for t in self.candidates]
+
+    def _library_kwargs(self, value: float = 0.0) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "utility": self._utility(value),
+                "monotonic": self.monotonic}
+
+    def _construct(self, random_state: Any, value: float = 0.0) -> Any:
+        try:
+            return _dpl.Exponential(**self._library_kwargs(value), random_state=random_state)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"diffprivlib.Exponential rejected epsilon={self.epsilon!r}, "
+                             f"sensitivity={self.sensitivity!r}: {exc}") from None
+
+    def _make_reference(self, prototype: Any) -> Optional[Any]:
+        from ..exponential import ExponentialMechanism
+
+        if self.sensitivity != 1.0:
+            return None  # the reference's β assumes the declared Δ is the true sensitivity 1
+        return ExponentialMechanism(self.epsilon, self.candidates, monotone=self.monotonic,
+                                    relation=self.relation)
+
+    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.batch == "loop":
+            mech = self._construct(np.random.RandomState(int(rng.integers(_SEED_BOUND))), value)
+            return np.fromiter((mech.randomise() for _ in range(size)), np.float64, size)
+        cumulative = np.asarray(self._construct(0, value)._probabilities, dtype=np.float64)
+        index = np.searchsorted(cumulative, rng.random(size), side="left")  # first cdf ≥ u
+        return np.minimum(index, cumulative.size - 1).astype(np.float64)
+
+    @property
+    def accuracy_reference(self) -> Optional[Any]:
+        return None  # a selection, not an estimate with an additive error
+
+    def _extra_name_parts(self) -> tuple[tuple[str, float], ...]:
+        return (("m", len(self.candidates)),)

@@ -1,5 +1,8 @@
 """Adapters for OpenDP's Gaussian and Laplace measurements (tested with OpenDP 0.16).
 
+The integer versions (``make_discrete_gaussian``, ``make_discrete_laplace``: OpenDP's
+measurements on ``atom_domain(T=int)``) are at the end of the module.
+
 Each adapter releases the counting query f(X) = Σ_rows X (rows in [0, 1], d = 1, sensitivity 1)
 with noise from an OpenDP measurement, and takes its claim from OpenDP's own privacy map
 evaluated at ``d_in = sensitivity``:
@@ -39,7 +42,7 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .._validation import check_finite_positive, check_open_unit
+from .._validation import check_finite_positive, check_int, check_open_unit
 from ..claims import ApproxDP, Claim, PureDP, Relation, as_relation
 from ..gaussian import GaussianMechanism
 from ..laplace import LaplaceMechanism
@@ -49,7 +52,8 @@ from ._extra import require
 dp = require("opendp.prelude", library="opendp")
 dp.enable_features("contrib")
 
-__all__ = ["OpenDPGaussian", "OpenDPLaplace", "make_gaussian", "make_laplace"]
+__all__ = ["OpenDPGaussian", "OpenDPLaplace", "OpenDPDiscreteGaussian", "OpenDPDiscreteLaplace",
+           "make_gaussian", "make_laplace", "make_discrete_gaussian", "make_discrete_laplace"]
 
 #: Outputs per OpenDP call: bounds the Python list OpenDP returns (about 2.5 MB of floats).
 _CHUNK = 1 << 16
@@ -215,3 +219,134 @@ def make_laplace(scale: float, *, sensitivity: float = 1.0,
     relation : {"add-remove", "replace"}, default "add-remove"
     """
     return OpenDPLaplace(scale, sensitivity, relation)
+
+
+# -- discrete measurements (issue 16) --------------------------------------------------------------
+def _integer_count(value: float) -> int:
+    count = int(round(value))
+    if count != value:
+        raise ValueError(f"`dataset` must hold 0/1 entries (OpenDP's integer measurements need an "
+                         f"integer count), got a sum of {value!r}")
+    return count
+
+
+def _release_int(measurement: Any, value: int, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=np.float64)
+    for start in range(0, size, _CHUNK):
+        stop = min(size, start + _CHUNK)
+        out[start:stop] = measurement([value] * (stop - start))  # exact integers below 2^53
+    return out
+
+
+def _int_vector_space(distance: str) -> tuple[Any, Any]:
+    return dp.vector_domain(dp.atom_domain(T=int)), getattr(dp, distance)(T=int)
+
+
+@dataclass(frozen=True, eq=False)
+class _OpenDPInteger(CountingAdapter):
+    """Shared construction of OpenDP's integer measurements on the count (subclasses: hooks)."""
+
+    scale: float
+    sensitivity: int = 1
+    relation: Relation = Relation.ADD_REMOVE
+    claim: Claim = field(init=False, repr=False)
+    reference: Optional[Any] = field(init=False, repr=False)
+    _vector: Any = field(init=False, repr=False)
+
+    library: ClassVar[str] = "opendp"
+    deterministic: ClassVar[bool] = False
+    _distance: ClassVar[str]
+    _label: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        set_("scale", check_finite_positive("scale", self.scale))
+        set_("sensitivity", check_int("sensitivity", self.sensitivity))
+        set_("relation", as_relation(self.relation))
+        vector = self._measurement(*_int_vector_space(self._distance))
+        set_("_vector", vector)
+        set_("claim", self._claim(vector.map(self.sensitivity)))
+        set_("reference", self._reference())
+
+    def _draw(self, value: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        return _release_int(self._vector, _integer_count(value), size)  # OpenDP's generator
+
+    @property
+    def name(self) -> str:
+        relation = "" if self.relation is Relation.ADD_REMOVE else f", {self.relation}"
+        return f"opendp.{self._label}({self._scale_text}, Δ={self.sensitivity}{relation})"
+
+
+@dataclass(frozen=True, eq=False)
+class OpenDPDiscreteGaussian(_OpenDPInteger):
+    """c(X) + N_ℤ(0, σ²) from OpenDP's ``make_gaussian`` on integers; claims OpenDP's ρ-zCDP.
+
+    OpenDP samples the discrete Gaussian exactly (CKS 2020); its privacy map gives ρ = Δ²/(2σ²),
+    stated here as a :class:`~mechanisms.claims.ZCDP` claim checked through its (ε, δ) conversion.
+    Exact truth: :class:`~mechanisms.discrete_gaussian.DiscreteGaussianMechanism` with σ, when σ²
+    is within 1e-12 relative of a rational with denominator ≤ 10⁴ (σ = 2, 3.5, 1.3, ...);
+    otherwise ``None`` (unknown).
+    """
+
+    _distance: ClassVar[str] = "l2_distance"
+    _label: ClassVar[str] = "make_gaussian[int]"
+
+    def _measurement(self, domain: Any, metric: Any) -> Any:
+        return dp.m.make_gaussian(domain, metric, scale=self.scale)
+
+    def _claim(self, rho: Any) -> Claim:
+        from ..claims import ZCDP
+
+        return ZCDP(float(rho), self.relation)
+
+    def _reference(self) -> Optional[Any]:
+        from ..discrete_gaussian import DiscreteGaussianMechanism
+
+        reference = DiscreteGaussianMechanism(self.scale, relation=self.relation)
+        close = abs(float(reference.sigma_squared) - self.scale**2) <= 1e-12 * self.scale**2
+        return reference if close else None
+
+    @property
+    def _scale_text(self) -> str:
+        return f"σ={self.scale:g}"
+
+
+@dataclass(frozen=True, eq=False)
+class OpenDPDiscreteLaplace(_OpenDPInteger):
+    """c(X) + discrete Laplace noise P(y) ∝ e^{−|y|/b} from OpenDP's ``make_laplace`` on integers.
+
+    Claim: OpenDP's pure ε = Δ/b.  Exact truth:
+    :class:`~mechanisms.discrete_laplace.DiscreteLaplaceMechanism` with rate 1/b, when 1/b is within
+    1e-12 relative of a rational with denominator ≤ 10⁴; otherwise ``None`` (unknown).
+    """
+
+    _distance: ClassVar[str] = "l1_distance"
+    _label: ClassVar[str] = "make_laplace[int]"
+
+    def _measurement(self, domain: Any, metric: Any) -> Any:
+        return dp.m.make_laplace(domain, metric, scale=self.scale)
+
+    def _claim(self, epsilon: Any) -> Claim:
+        return PureDP(float(epsilon), self.relation)
+
+    def _reference(self) -> Optional[Any]:
+        from ..discrete_laplace import DiscreteLaplaceMechanism
+
+        reference = DiscreteLaplaceMechanism(1.0 / self.scale, relation=self.relation)
+        return reference if abs(float(reference.rate) * self.scale - 1.0) <= 1e-12 else None
+
+    @property
+    def _scale_text(self) -> str:
+        return f"b={self.scale:g}"
+
+
+def make_discrete_gaussian(scale: float, *, sensitivity: int = 1,
+                           relation: Any = "add-remove") -> OpenDPDiscreteGaussian:
+    """OpenDP's discrete Gaussian on the count, claiming its ρ-zCDP (see the class)."""
+    return OpenDPDiscreteGaussian(scale, sensitivity, relation)
+
+
+def make_discrete_laplace(scale: float, *, sensitivity: int = 1,
+                          relation: Any = "add-remove") -> OpenDPDiscreteLaplace:
+    """OpenDP's discrete Laplace on the count, claiming pure ε = Δ/b (see the class)."""
+    return OpenDPDiscreteLaplace(scale, sensitivity, relation)
