@@ -271,15 +271,27 @@ def test_report_states_the_total_draws_per_side():
                        progress=False, accuracy=False)
     draws = report.draws
     phases = draws["per_pair_per_side"]
-    # Every phase draws `samples` per pair and side except the probe (2), the pilot (at most
-    # 65,536) and any phase that learns the statistic (at most `samples`).
-    assert phases["probe"] == 2 and phases["pilot"] == min(samples, 65_536)
-    assert phases["selection"] == phases["certification"] == samples
-    assert all(0 < count <= samples for count in phases.values())
+    # `samples` is the total per pair and side over training, pilot, selection and certification
+    # (audit/allocation.py); the probe's 2 draws come on top.  A correct claim runs every look.
+    assert phases["probe"] == 2
+    assert sum(count for phase, count in phases.items() if phase != "probe") == samples
+    assert phases["certification"] > 2 * phases["selection"]
+    assert draws["looks"]["look"] == draws["looks"]["of"] and not draws["looks"]["stopped_early"]
     assert draws["pairs"] == len(report.pairs)
     assert draws["per_side"] == len(report.pairs) * sum(phases.values())
     assert f"{draws['per_side']:,} per side in total" in report.summary()
     assert report.to_dict()["draws"] == draws
+
+
+def test_an_early_stop_says_so_and_counts_only_what_was_drawn():
+    # Calibrated for sensitivity ¼ on a count: μ ≈ 1.07, exact ε(1e-5) ≈ 4 against a claimed 1.
+    report = run_audit(GaussianMechanism(1.0, 1e-5, sensitivity=0.25),
+                       scenarios.counting(1), samples=400_000, seed=2, progress=False, accuracy=False)
+    looks = report.draws["looks"]
+    assert report.verdict.value == "VIOLATED" and looks["stopped_early"] and looks["look"] < looks["of"]
+    phases = report.draws["per_pair_per_side"]
+    assert phases["certification"] < looks["planned"]["certification"]
+    assert "stopped early at look" in report.summary()
 
 
 # -- import layers ------------------------------------------------------------------------------------
