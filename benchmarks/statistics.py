@@ -265,7 +265,7 @@ def _cell(value):
 
 
 def render(results, samples) -> str:
-    out = [f"Samples per side per phase: {samples:,}; seed {SEED}.", ""]
+    out = [f"Samples per pair and side (total over all phases): {samples:,}; seed {SEED}.", ""]
     out += ["### Report-noisy-max (index), ε = 0.1, pure claim", "",
             _table(["differing item", "statistic", "chosen", "ε_lb", "s"], results["rnm"],
                    ["differing item", "statistic", "chosen", "epsilon_lb", "seconds"]), ""]
