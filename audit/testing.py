@@ -226,15 +226,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _unit(text: str) -> float:
-    import argparse
+    from .cli import _confidence  # the CLI's parser of a number in (0, 1)
 
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
+    return _confidence(text)
 
 
 _SESSION_KEY = pytest.StashKey["_SessionControl"]()
