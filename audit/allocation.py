@@ -3,7 +3,7 @@
 ``samples`` is the total number of draws per neighbour pair and per side (dataset) over all
 phases.  It is split, before anything is drawn, as
 
-* *training* (only for statistics that are learned, :mod:`audit.statistics`): up to 1/8 of
+* *training* (only for statistics that are learned, :mod:`audit.statistics`): up to 1/16 of
   ``samples`` and at most 2¹⁸ for a 1-D output; up to 1/4 and at most 10⁶ for a vector output
   (Fisher's direction or a learned score);
 * of the rest R: the *pilot* (placing the histogram) takes R/32, at most 65,536;
@@ -28,7 +28,7 @@ SELECTION_SHARE = 0.25
 PILOT_SAMPLES = 65_536
 _PILOT_SHARE = 1 / 32
 #: (share of samples, cap) of the training phase for 1-D and for vector outputs.
-TRAINING_CAPS = {1: (1 / 8, 1 << 18), "vector": (1 / 4, 1_000_000)}
+TRAINING_CAPS = {1: (1 / 16, 1 << 18), "vector": (1 / 4, 1_000_000)}
 #: Below this many certification draws there is a single look (segments would be too small).
 _MIN_LOOKED = 64
 
