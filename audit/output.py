@@ -28,7 +28,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .checkpoint import write_atomic
-from .report import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, dumps, format_number
+from .report import (TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, dumps,
+                     format_number, statistic_text)
 
 __all__ = ["REPORT_FORMAT", "make_entry", "error_entry", "noise_density", "table_rows",
            "format_table", "markdown_table", "summary_markdown", "report_document", "write_reports", "load_report",
@@ -262,6 +263,7 @@ def _summary_text(report: dict) -> str:
     if report.get("claim_slack") is not None:
         lines.append(f"  claim slack     ε_exact/ε_claimed = {float(report['claim_slack']):.3f}")
     lines.append(f"  worst pair     {report['worst_pair']}")
+    lines.append(f"  statistic      {statistic_text(report.get('statistic'))}")
     lines.append(f"  samples        {int(report['samples']):,} per pair and side (all phases); seed {report['seed']}")
     lines.append(f"  draws          {draws_text(report.get('draws') or {})}")
     lines += [f"  violation: {v['message']}" for v in report.get("violations", [])[:3]]

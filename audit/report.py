@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any, Optional
 
 __all__ = ["Verdict", "Violation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
-           "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text",
+           "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text", "statistic_text",
            "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
 
 
@@ -93,6 +93,15 @@ def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None) -> dict:
     if looks is not None:
         draws["looks"] = looks
     return draws
+
+
+def statistic_text(statistic: dict) -> str:
+    """The test statistic option and what each pair used, e.g. ``auto → categorical, linear``."""
+    if not statistic or "pairs" not in statistic:
+        return "unknown"
+    used = ", ".join(dict.fromkeys(str(p.get("auto_choice") or p.get("kind")) for p in statistic["pairs"]))
+    option = statistic.get("option", "?")
+    return used if option == used else f"{option} → {used}"
 
 
 def draws_text(draws: dict) -> str:
@@ -301,6 +310,7 @@ class AuditReport:
         if self.claim_slack is not None:
             lines.append(f"  claim slack     ε_exact/ε_claimed = {self.claim_slack:.3f}")
         lines.append(f"  worst pair     {self.worst_pair}")
+        lines.append(f"  statistic      {statistic_text(self.statistic)}")
         lines.append(f"  samples        {self.samples:,} per pair and side (all phases); seed {self.seed}")
         lines.append(f"  draws          {draws_text(self.draws)}")
         for violation in self.violations[:3]:
