@@ -1,7 +1,7 @@
 """The literature suite side by side with DP-Sniper's published bounds.
 
 ``python -m benchmarks.literature`` audits every file of ``dpaudit run --suite literature`` at
-10⁶ and 10⁷ samples per side per phase (``--samples`` changes that) and writes
+2·10⁶ and 2·10⁷ samples per pair and side in total (``--samples`` changes that) and writes
 ``literature.md`` (the table README quotes) and ``literature.json`` (every figure) to ``--out``.
 
 Columns: the claim; what is known of the true ε (:class:`mechanisms.literature_base.LiteratureTruth`);
@@ -14,10 +14,9 @@ its wall seconds and verdict per sample count; and ε_lb / DP-Sniper's best boun
 **Equal draws.**  DP-Sniper (DDConfig defaults) draws, per input of its final witness pair,
 n_train = 1.07·10⁷ to train, n = 1.07·10⁷ to place the threshold and n_final = 2·10⁸ for the final
 estimate: 2.214·10⁸ (its search adds n_check = 1.07·10⁷ per candidate pair, and trains on every
-candidate).  The engine draws, per pair and side, min(N, 10⁶) for the discriminant direction (vector
-outputs only), min(N, 65,536) for the pilot, and N each for selection and certification:
-2N + 1,065,536.  Equal draws is N = (2.214·10⁸ − 1,065,536)/2 ≈ 1.10·10⁸; ``--equal-draws`` adds
-that column (N = 110,000,000, total 2.2107·10⁸ per side, at most DP-Sniper's).
+candidate).  The engine's ``samples`` is the total per pair and side over all its phases
+(:mod:`audit.allocation`), so equal draws is N = 2.214·10⁸ rounded down to a million;
+``--equal-draws`` adds that column.
 
 ``--statistic NAME`` passes ``statistic=NAME`` to ``run_audit`` (for engines that have the option);
 without it the engine's default statistic is used.  ``--resume`` keeps the entries already in
@@ -47,10 +46,8 @@ __all__ = ["DPSNIPER_DRAWS_PER_SIDE", "EQUAL_DRAWS_SAMPLES", "engine_draws_per_s
 
 #: DP-Sniper's draws per input of its final pair: training, threshold, final estimate.
 DPSNIPER_DRAWS_PER_SIDE = 10_700_000 + 10_700_000 + 200_000_000
-#: Engine phases other than selection and certification (vector outputs), per pair and side.
-_DIRECTION, _PILOT = 1_000_000, 65_536
-#: N per phase at equal draws, rounded down to a million.
-EQUAL_DRAWS_SAMPLES = (DPSNIPER_DRAWS_PER_SIDE - _DIRECTION - _PILOT) // 2 // 1_000_000 * 1_000_000
+#: N (total per pair and side) at equal draws, rounded down to a million.
+EQUAL_DRAWS_SAMPLES = DPSNIPER_DRAWS_PER_SIDE // 1_000_000 * 1_000_000
 REFERENCE = Path(__file__).resolve().parent / "reference" / "published_dpsniper_sp2021.csv"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "literature"
 
@@ -100,9 +97,8 @@ NOTES = {
 
 
 def engine_draws_per_side(samples: int, output_dim: int) -> int:
-    """Draws per pair and side of one audit with ``samples`` per phase."""
-    direction = min(samples, _DIRECTION) if output_dim > 1 else 0
-    return direction + min(samples, _PILOT) + 2 * samples
+    """Draws per pair and side of one audit: ``samples`` itself (the total over all phases)."""
+    return samples
 
 
 def published(path: Path = REFERENCE) -> dict[str, dict[str, str]]:
@@ -273,7 +269,7 @@ def render_markdown(data: dict, samples: Sequence[int]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     meta = data["meta"]
     pairs = ("every StatDP pattern" if meta.get("patterns") == "all" else "DP-Sniper's witness pair")
-    lines += ["", f"N = samples per side per phase; V = VIOLATED. dpaudit: {pairs}, 99% confidence jointly over every "
+    lines += ["", f"N = samples per pair and side (total over all phases); V = VIOLATED. dpaudit: {pairs}, 99% confidence jointly over every "
               f"printed bound, {meta['jobs']} jobs, statistic {meta['statistic'] or 'engine default'}; "
               f"machine: {meta['machine']}.  DP-Sniper: 90% Clopper–Pearson lower bound, "
               f"{DPSNIPER_DRAWS_PER_SIDE:.4g} draws per side on its witness pair (plus its search), "
@@ -293,8 +289,8 @@ def _count(text: str) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.literature", description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=_count, nargs="+", default=[1_000_000, 10_000_000],
-                        help="samples per side per phase (default: 1e6 1e7)")
+    parser.add_argument("--samples", type=_count, nargs="+", default=[2_000_000, 20_000_000],
+                        help="samples per pair and side in total (default: 2e6 2e7)")
     parser.add_argument("--equal-draws", action="store_true",
                         help=f"also run at DP-Sniper's draws per side (N = {EQUAL_DRAWS_SAMPLES:,})")
     parser.add_argument("--jobs", type=int, default=2)
