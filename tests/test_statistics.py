@@ -225,3 +225,10 @@ def test_fit_statistic_passes_a_fitted_statistic_through():
     fitted = CategoricalStatistic(np.array([1], dtype=np.uint64), np.array([0.5]), np.array([[1.0]]))
     empty = TrainingData(0, None, None, np.empty((0, 1)))
     assert fit_statistic(fitted, empty, empty, claim=PureDP(1.0), seed=1, label="p", output_dim=1)[0] is fitted
+
+
+def test_auto_with_a_tiny_budget_keeps_the_linear_statistic():
+    # 600 draws per side leave 37 training draws: too few to compare statistics on held-out halves.
+    report = run_audit(randomized_response(5, 1.0), scenarios.custom([([1], [3])]), claim=PureDP(1.0),
+                       samples=600, seed=SEED, progress=False)
+    assert report.statistic["pairs"][0]["auto_choice"] == "linear"

@@ -38,6 +38,8 @@ class CategoricalStatistic(Statistic):
     kind = "categorical"
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if self.keys.size == 0:
+            return np.zeros(outputs.shape[0])
         keys = row_keys(outputs)
         index = np.searchsorted(self.keys, keys)
         index = np.minimum(index, self.keys.size - 1)

@@ -44,6 +44,7 @@ AUTO_ATOMS = 4096
 #: Atoms the explicit ``"categorical"`` statistic accepts.
 CATEGORICAL_ATOMS = 1 << 16
 _PROXY_LEVEL = 0.05
+_MIN_HELD_OUT = 64
 _PROXY_DELTAS = (1e-3, 1e-2, 0.05, 0.1)
 _MARGIN_RELATIVE, _MARGIN_ABSOLUTE = 0.03, 0.005
 
@@ -112,6 +113,8 @@ def _auto(base: TrainingData, neighbour: TrainingData, claim, output_dim) -> tup
     fit0, test0 = base.rows[:half0], base.rows[half0:]
     fit1, test1 = neighbour.rows[:half1], neighbour.rows[half1:]
     candidates: dict[str, Statistic] = {"linear": linear}
+    if min(half0, half1) < _MIN_HELD_OUT:  # too few draws to compare anything: keep the default
+        return linear, {"auto_choice": "linear", "held_out_separation": {}}
     few_atoms = base.atoms is not None and neighbour.atoms is not None
     if few_atoms:
         atoms0, atoms1 = count_atoms(fit0, AUTO_ATOMS), count_atoms(fit1, AUTO_ATOMS)
