@@ -175,9 +175,13 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         for look in range(allocation.looks):
             selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
             certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
-            events = select_events(selection, claim, budget, certification[0].n, look)
+            n_certify, last = certification[0].n, look == allocation.looks - 1
+            events = select_events(selection, claim, budget, n_certify, look, curves=last)
             certified = certify(events, certification, binnings)
             if _violates(certified, claim):
+                if not last:  # the stopping look also reports its curves (budgeted at every look)
+                    curves = select_events(selection, claim, budget, n_certify, look, headline=False)
+                    certified = certified + certify(curves, certification, binnings)
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):

@@ -168,8 +168,8 @@ class CertifiedEvent:
 #: Selection evaluates exact Clopper–Pearson bounds at the smallest and largest distinct counts and
 #: at log-spaced ranks in between, interpolating the rest (the bounds are smooth and monotone in k).
 #: This only affects which events are *chosen*; certification always uses exact bounds.
-_EXACT_ENDS = 256
-_GRID = 2048
+_EXACT_ENDS = 128
+_GRID = 1024
 
 
 def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int):
@@ -222,23 +222,29 @@ def headline_slots(claim) -> tuple[str, ...]:
 
 
 def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
-                  look: int = -1) -> list[Event]:
+                  look: int = -1, *, headline: bool = True, curves: bool = True) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
     Candidates are scored at the certification size ``n_certify`` with predicted, pessimistic
-    counts (the winner's-curse correction of the module docstring)."""
+    counts (the winner's-curse correction of the module docstring).  ``headline``/``curves`` pick
+    the families (an early look needs the curves only if it stops the audit)."""
     events: list[Event] = []
     tails = [_predicted(*counts.tails(), counts.n, n_certify) for counts in selection]
+    points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
-    for slot in budget.headline_slots:
+    for slot in budget.headline_slots if headline else ():
         level = budget.headline_level_of(slot, look)
         best = None
         for pair, (count_a, count_b) in enumerate(tails):
-            scores = _scores(slot, *_points(count_a, count_b, n_certify, level))
+            if (pair, level) not in points:
+                points[pair, level] = _points(count_a, count_b, n_certify, level)
+            scores = _scores(slot, *points[pair, level])
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
             if best is None or scores[o, j] > best[0]:
                 best = (scores[o, j], pair, int(o), int(j) + 1)
         events.append(Event(best[1], best[2], best[3], "headline", slot, level))
+    if not curves:
+        return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
     slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
     level = budget.curve_level_of(look)
