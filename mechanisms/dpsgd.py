@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 import numpy as np
 from scipy import special
@@ -113,11 +113,14 @@ class DPSGD:
         object.__setattr__(self, "accountant_steps", check_int("accountant_steps", steps, minimum=1))
         data = make_training_data(self.n, self.d, seed=self.data_seed)
         object.__setattr__(self, "_data", data)
-        object.__setattr__(self, "_x_norm", np.linalg.norm(data.x, axis=1))
+        unit = np.zeros(data.width)
         if isinstance(self.canary, GradientCanary):
-            object.__setattr__(self, "_unit", self.canary.unit(data.x, data.y))
+            unit = self.canary.unit(data.x, data.y)
         else:
             object.__setattr__(self, "_canary_x", self.canary.features(data.width))
+        object.__setattr__(self, "_unit", unit)
+        object.__setattr__(self, "_layout", _Layout(data.x, data.y, np.linalg.norm(data.x, axis=1),
+                                                     unit[None, :]))
 
     # -- what the audit engine sees --------------------------------------------------------------
     relation = Relation.ADD_REMOVE
@@ -177,7 +180,8 @@ class DPSGD:
         block = max(1, BLOCK_ELEMENTS // (self.n + weights.size))
         for start in range(0, size, block):
             stop = min(size, start + block)
-            out[start:stop] = self._train(weights, stop - start, rng)
+            out[start:stop] = self._train(self._layout._replace(units=np.tile(self._unit, (weights.size, 1))),
+                                          weights, stop - start, rng, self.view)
         return out
 
     # -- the scores of the gradient-canary adversary --------------------------------------------
@@ -227,13 +231,37 @@ class DPSGD:
     def tradeoff(self, alpha: Any, relation: Any = None) -> np.ndarray:
         raise NotImplementedError(f"the trade-off curve of {self.name} is not implemented")
 
+    # -- one-run auditing: many Dirac canaries in one training run -------------------------------
+    def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One training run with ``m`` gradient canaries, each included with probability ½.
+
+        Canary i is a Dirac canary on its own extra coordinate (the data set's canary column is
+        repeated m times, zero for every real example) with this mechanism's canary norm; its score
+        is the projection sum Σ_t s_t[i] on that coordinate (Steinke, Nasr & Jagielski 2023, the
+        white-box gradient-space setting).  Returns ``(scores, included)``, both of shape (m,).
+        """
+        m = check_int("m", m, minimum=1)
+        if not isinstance(self.canary, GradientCanary):
+            raise ValueError("one-run auditing here uses gradient canaries; the mechanism has "
+                             f"{self.canary.label}")
+        data = self.data
+        x = np.concatenate([data.x[:, :-1], np.zeros((data.n, m))], axis=1)
+        units = np.zeros((m, x.shape[1]))
+        units[np.arange(m), data.width - 1 + np.arange(m)] = 1.0
+        included = rng.random(m) < 0.5
+        layout = _Layout(x, data.y, np.linalg.norm(x, axis=1), units)
+        updates = self._train(layout, included.astype(np.float64), 1, rng, "updates")
+        scores = updates.reshape(self.steps, -1)[:, data.width - 1:].sum(axis=0)
+        return scores, included
+
     # -- one training run per row of the block ---------------------------------------------------
-    def _train(self, weights: np.ndarray, runs: int, rng: np.random.Generator) -> np.ndarray:
-        x, y = self.data.x, self.data.y
+    def _train(self, layout: "_Layout", weights: np.ndarray, runs: int, rng: np.random.Generator,
+               view: str) -> np.ndarray:
+        x = layout.x
         n, width = x.shape
         m = weights.size
         theta = np.zeros((runs, width))
-        updates = np.empty((runs, self.steps, width)) if self.view == "updates" else None
+        updates = np.empty((runs, self.steps, width)) if view == "updates" else None
         batches = round(1.0 / self.q)
         batch_of = None
         for t in range(self.steps):
@@ -244,39 +272,40 @@ class DPSGD:
                     ranks = np.argsort(np.argsort(rng.random((runs, n + m)), axis=1), axis=1)
                     batch_of = ranks * batches // (n + m)
                 mask = batch_of == t % batches
-            total = self._gradient_sum(theta, mask, weights)
+            total = self._gradient_sum(layout, theta, mask, weights)
             total += self.noise_std * rng.standard_normal((runs, width))
             if updates is not None:
                 updates[:, t] = total
             theta -= (self.learning_rate / (self.q * n)) * total
         if updates is not None:
             return updates.reshape(runs, -1)
-        if self.view == "final-model":
+        if view == "final-model":
             return theta
         margin = (2.0 * self.canary.y - 1.0) * (theta @ self._canary_x)
         return np.logaddexp(0.0, -margin)[:, None]
 
-    def _gradient_sum(self, theta: np.ndarray, mask: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    def _gradient_sum(self, layout: "_Layout", theta: np.ndarray, mask: np.ndarray,
+                      weights: np.ndarray) -> np.ndarray:
         """Σ over the batch of (clipped) gradients of data and canary rows, shape (runs, width)."""
-        x, y = self.data.x, self.data.y
+        x, y = layout.x, layout.y
         n = x.shape[0]
         per_example = self.clipping == "per-example"
         residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
         if per_example:
-            residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * self._x_norm, 1e-300))
+            residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * layout.x_norm, 1e-300))
         total = (residual * mask[:, :n]) @ x
         if weights.size:
-            total += self._canary_sum(theta, mask[:, n:], weights, per_example)
+            total += self._canary_sum(layout, theta, mask[:, n:], weights, per_example)
         if not per_example:
             norm = np.linalg.norm(total, axis=1, keepdims=True)
             total *= np.minimum(1.0, self.clip / np.maximum(norm, 1e-300))
         return total
 
-    def _canary_sum(self, theta, mask, weights, clipped) -> np.ndarray:
+    def _canary_sum(self, layout, theta, mask, weights, clipped) -> np.ndarray:
         if isinstance(self.canary, GradientCanary):
-            norms = weights * self.canary.norm  # row i's gradient is w_i · norm · u
+            norms = weights * self.canary.norm  # row i's gradient is w_i · norm · units[i]
             scale = np.minimum(norms, self.clip) if clipped else norms
-            return (mask @ scale)[:, None] * self._unit
+            return (mask * scale) @ layout.units
         xc = self._canary_x
         residual = special.expit(theta @ xc) - self.canary.y  # (runs,)
         coef = weights[None, :] * residual[:, None]  # (runs, m)
@@ -284,3 +313,13 @@ class DPSGD:
             norm = np.abs(coef) * np.linalg.norm(xc)
             coef = coef * np.minimum(1.0, self.clip / np.maximum(norm, 1e-300))
         return (coef * mask).sum(axis=1)[:, None] * xc
+
+
+class _Layout(NamedTuple):
+    """The training rows: features (n, p), labels, feature norms, and the canaries' unit gradients
+    (m, p) (row i for canary row i; only gradient canaries use them)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    x_norm: np.ndarray
+    units: np.ndarray
