@@ -51,9 +51,12 @@ from .dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
 from .dpsgd_canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
 from .dpsgd_data import TrainingData, make_training_data
 
-__all__ = ["DPSGD", "VIEWS"]
+__all__ = ["DPSGD", "VIEWS", "SMALL_CONFIGURATION"]
 
 VIEWS = ("updates", "final-model", "final-loss")
+#: The small configuration of the benchmarks and the faulty trainers: accountant ε(1e-3) = 4.481
+#: (δ = 1e-3 < 1/n keeps the claim meaningful and its events certifiable with 10⁵–10⁶ runs).
+SMALL_CONFIGURATION = {"q": 0.5, "sigma": 1.0, "steps": 4, "clip": 1.0, "delta": 1e-3, "n": 50}
 #: Elements of a (runs × examples) array processed at once: memory stays flat in ``size``.
 BLOCK_ELEMENTS = 1 << 18
 
@@ -67,7 +70,7 @@ class DPSGD:
     q, sigma, steps, clip : sampling rate, noise multiplier, T, clip norm C.
     delta : the δ of the claim.
     learning_rate : η.
-    n, d, data_seed : the generated data set (n examples, d features).
+    n, features, data_seed : the generated data set (n examples, ``features`` features).
     canary : GradientCanary or InputCanary.
     view : "updates", "final-model" or "final-loss".
     clipping : "per-example" (correct) or "batch" (clip the batch's summed gradient).
@@ -84,7 +87,7 @@ class DPSGD:
     delta: float = 1e-5
     learning_rate: float = 0.5
     n: int = 100
-    d: int = 4
+    features: int = 4
     data_seed: int = 20261123
     canary: Union[GradientCanary, InputCanary] = field(default_factory=GradientCanary)
     view: str = "updates"
@@ -111,7 +114,7 @@ class DPSGD:
                              f"got {self.canary!r}")
         steps = self.steps if self.accountant_steps is None else self.accountant_steps
         object.__setattr__(self, "accountant_steps", check_int("accountant_steps", steps, minimum=1))
-        data = make_training_data(self.n, self.d, seed=self.data_seed)
+        data = make_training_data(self.n, self.features, seed=self.data_seed)
         object.__setattr__(self, "_data", data)
         unit = np.zeros(data.width)
         if isinstance(self.canary, GradientCanary):
@@ -124,6 +127,8 @@ class DPSGD:
 
     # -- what the audit engine sees --------------------------------------------------------------
     relation = Relation.ADD_REMOVE
+    #: Row width of the audited dataset (canary weights), as for the reference mechanisms.
+    d = 1
     row_dim = 1
 
     @property

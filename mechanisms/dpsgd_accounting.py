@@ -63,8 +63,12 @@ def poisson_gaussian_epsilon(q: float, sigma: float, steps: int, delta: float, *
     optimistic one (a lower bound).
     """
     q, sigma, steps = _check(q, sigma, steps)
-    delta = check_open_unit("delta", delta)
-    return float(_pld(q, sigma, steps, bool(pessimistic)).get_epsilon_for_delta(delta))
+    return _epsilon(q, sigma, steps, check_open_unit("delta", delta), bool(pessimistic))
+
+
+@functools.lru_cache(maxsize=1024)
+def _epsilon(q: float, sigma: float, steps: int, delta: float, pessimistic: bool) -> float:
+    return float(_pld(q, sigma, steps, pessimistic).get_epsilon_for_delta(delta))
 
 
 def poisson_gaussian_delta(q: float, sigma: float, steps: int, epsilon: float, *,
