@@ -1,6 +1,7 @@
 """DP-SGD as a mechanism: accountant, exact truth, canary distributions, audits (tiny configs)."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -186,3 +187,21 @@ def test_quick_validity_of_the_correct_trainer():
 
 def test_small_configuration_is_what_the_benchmark_documents():
     assert round(DPSGD(**SMALL_CONFIGURATION).claim.epsilon, 3) == 4.481
+
+
+# -- the scenario files -------------------------------------------------------------------------
+DPSGD_FILES = sorted((Path(scenarios.__file__).parent / "suite" / "dpsgd").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", DPSGD_FILES, ids=[p.stem for p in DPSGD_FILES])
+def test_dpsgd_scenario_files_state_the_exact_truth(path):
+    spec = scenarios.load(path)
+    assert spec.name == path.stem and spec.scenario.checked and spec.note
+    exact = spec.mechanism.epsilon_for_delta(spec.claim.delta)
+    assert spec.expected == ("violated" if exact > spec.claim.epsilon * (1 + 1e-9) else "holds")
+    header = path.read_text(encoding="utf-8").split("\nexpected")[0]
+    assert "Exact truth" in header and ("VIOLATED" in header) == (spec.expected == "violated")
+
+
+def test_there_are_dpsgd_scenario_files():
+    assert {p.stem for p in DPSGD_FILES} >= {"dpsgd-correct", "dpsgd-unscaled-noise"}
