@@ -205,3 +205,11 @@ def test_dpsgd_scenario_files_state_the_exact_truth(path):
 
 def test_there_are_dpsgd_scenario_files():
     assert {p.stem for p in DPSGD_FILES} >= {"dpsgd-correct", "dpsgd-unscaled-noise"}
+
+
+def test_single_event_limit_is_below_the_truth_and_grows_with_runs():
+    from benchmarks.dpsgd import projection_limit
+
+    mechanism = DPSGD(**SMALL_CONFIGURATION)
+    small, large = (projection_limit(mechanism, n).epsilon for n in (10_000, 1_000_000))
+    assert 0 < small < large < mechanism.epsilon_for_delta(mechanism.delta)
