@@ -37,7 +37,6 @@ algorithm.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional, Union
 

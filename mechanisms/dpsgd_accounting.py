@@ -18,7 +18,6 @@ DP-SGD code, so another accountant can be swapped in here.
 from __future__ import annotations
 
 import functools
-import warnings
 
 from ._validation import check_finite_positive, check_int, check_open_unit
 
@@ -32,20 +31,10 @@ DISCRETIZATION = 1e-4
 def _pld(q: float, sigma: float, steps: int, pessimistic: bool):
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    with warnings.catch_warnings():  # the optimistic estimate logs that it uses privacy buckets
-        warnings.simplefilter("ignore")
-        import logging
-
-        logger = logging.getLogger()
-        previous = logger.level
-        logger.setLevel(logging.ERROR)
-        try:
-            one = pld.from_gaussian_mechanism(
-                sigma, sensitivity=1.0, pessimistic_estimate=pessimistic,
-                value_discretization_interval=DISCRETIZATION, sampling_prob=q,
-                use_connect_dots=pessimistic)
-        finally:
-            logger.setLevel(previous)
+    # Connect-the-dots is pessimistic only; the optimistic estimate uses privacy buckets.
+    one = pld.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=pessimistic,
+                                      value_discretization_interval=DISCRETIZATION,
+                                      sampling_prob=q, use_connect_dots=pessimistic)
     return one.self_compose(steps) if steps > 1 else one
 
 
