@@ -14,20 +14,20 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from mechanisms._validation import check_finite_positive, check_int, check_open_unit
 from mechanisms.correlated import CorrelatedGaussianMechanism
 from mechanisms.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism
 from mechanisms.gaussian import CalibrationWarning, GaussianMechanism
 from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
 
-import numpy as np
-
 from mechanisms import faulty_discrete
 
 from . import builders
 from .scenario import from_pairs
 
-__all__ = ["FAULTY_MECHANISMS", "FaultyCase"]
+__all__ = ["FAULTY_MECHANISMS", "FaultyCase", "FAULTY_TRAINERS", "FaultyTrainer"]
 
 
 def gaussian_sensitivity_underestimated(d: int = 4, epsilon: float = 1.0, delta: float = 1e-5):
@@ -153,4 +153,72 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
                rounded_gaussian_real_query),
     FaultyCase("randomized-response-wrong-k", faulty_discrete.WrongCategoriesRandomizedResponse.fault,
                randomized_response_wrong_k),
+)}
+
+
+# == DP-SGD trainers with implementation mistakes (issue 17) =======================================
+# A registry of its own: two of these four have no derivable exact truth ("unknown"), and the
+# shuffling one is not even known to violate its claim, so they do not belong in
+# FAULTY_MECHANISMS, whose entries all carry an exact truth that contradicts the claim.
+def _dpsgd(**changes):
+    from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
+
+    mechanism = DPSGD(**dict(SMALL_CONFIGURATION, **changes))
+    return mechanism, builders.counting(1, n=0)
+
+
+def dpsgd_batch_clipping():
+    """The summed batch gradient (canary included) is clipped to C instead of each example.
+
+    One example can then move the clipped sum by up to 2C (an example whose gradient opposes the
+    others' flips clip(Σ) from C·â to −C·â), twice the sensitivity the accountant assumes.  The
+    canary is a gradient of norm 100 against the data's mean gradient at θ = 0.  Exact truth:
+    **unknown** (it depends on the data's batch sums; the accountant at noise multiplier σ/2 bounds
+    it from above).
+    """
+    from mechanisms.dpsgd_canary import GradientCanary
+
+    return _dpsgd(clipping="batch", canary=GradientCanary("opposing"))
+
+
+def dpsgd_unscaled_noise(clip: float = 2.0):
+    """Noise N(0, σ²) instead of N(0, σ²C²) with C = ``clip`` > 1.  Exact truth (Dirac canary,
+    every update visible): the composed Poisson-subsampled Gaussian at noise multiplier σ/C."""
+    return _dpsgd(clip=check_finite_positive("clip", clip), noise="unscaled")
+
+
+def dpsgd_shuffling():
+    """Each epoch shuffles the data into 1/q equal batches, while the claim is the Poisson
+    accountant's.  Exact truth: **unknown**.  For the Dirac canary the shuffled view is *more*
+    private than Poisson sampling at this configuration (benchmarks/dpsgd.py computes both), so
+    this adversary is not expected to refute it; the violations known for shuffling (Chua et al.,
+    ICML 2024) use other pairs of datasets."""
+    return _dpsgd(sampling="shuffle")
+
+
+def dpsgd_accountant_half_steps():
+    """T steps trained, T/2 given to the accountant.  Exact truth: the accountant at T steps."""
+    from mechanisms.dpsgd import SMALL_CONFIGURATION
+
+    return _dpsgd(accountant_steps=SMALL_CONFIGURATION["steps"] // 2)
+
+
+@dataclass(frozen=True)
+class FaultyTrainer(FaultyCase):
+    """A registered faulty DP-SGD trainer; ``truth`` is ``"exact"`` or ``"unknown"``."""
+
+    truth: str = "unknown"
+
+
+#: Faulty DP-SGD trainers by name (the small configuration, δ = 1e-3): factories of
+#: (mechanism, scenario), each with whether its exact truth is known.
+FAULTY_TRAINERS: dict[str, FaultyTrainer] = {case.name: case for case in (
+    FaultyTrainer("dpsgd-batch-clipping", "the batch's summed gradient is clipped instead of each "
+                  "example's (sensitivity 2C, not C)", dpsgd_batch_clipping, "unknown"),
+    FaultyTrainer("dpsgd-unscaled-noise", "noise N(0, σ²) not scaled by the clip norm C = 2",
+                  dpsgd_unscaled_noise, "exact"),
+    FaultyTrainer("dpsgd-shuffling", "shuffled equal batches, accounted as Poisson sampling",
+                  dpsgd_shuffling, "unknown"),
+    FaultyTrainer("dpsgd-accountant-half-steps", "the accountant is given T/2 of the T steps",
+                  dpsgd_accountant_half_steps, "exact"),
 )}

@@ -633,10 +633,11 @@ def bundled_suite(name: str = "default") -> list[Path]:
     ``"default"`` gives the files directly in ``suite/``; ``"thirdparty"`` those in
     ``suite/thirdparty/`` (audits of other libraries' mechanisms, which need the optional
     ``thirdparty`` dependencies); ``"literature"`` those in ``suite/literature/`` (the
-    DP-testing literature's benchmark mechanisms, :mod:`mechanisms.literature`).  Located with :mod:`importlib.resources`, so it works from an
-    installed package.
+    DP-testing literature's benchmark mechanisms, :mod:`mechanisms.literature`); ``"dpsgd"`` those in
+    ``suite/dpsgd/`` (DP-SGD configurations, :mod:`mechanisms.dpsgd`).  Located with
+    :mod:`importlib.resources`, so it works from an installed package.
     """
-    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",)}
+    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",), "dpsgd": ("dpsgd",)}
     if name not in folders:
         raise ValueError(f"`name` must be one of {tuple(folders)}, got {name!r}")
     root = resources.files("scenarios").joinpath("suite")

@@ -63,6 +63,10 @@ def statistic_label(value: Union[str, Callable]) -> str:
         return value
     if hasattr(value, "label") and not callable(value):
         return str(value.label)
+    from dataclasses import is_dataclass
+
+    if is_dataclass(value) and not isinstance(value, type):  # its fields are part of what it computes
+        return f"callable:{type(value).__module__}.{value!r}"
     module = getattr(value, "__module__", None) or type(value).__module__
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     return f"callable:{module}.{name}"

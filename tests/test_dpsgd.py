@@ -1,0 +1,216 @@
+"""DP-SGD as a mechanism: accountant, exact truth, canary distributions, audits (tiny configs)."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import scenarios
+from audit import run_audit
+from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
+from mechanisms.dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
+from mechanisms.dpsgd_canary import GradientCanary, InputCanary, projection_sum_survival
+from mechanisms.faulty import exact_truth
+from scenarios.faulty_cases import FAULTY_TRAINERS, FaultyTrainer
+
+SEED = 20261123
+TINY = {"q": 0.5, "sigma": 1.0, "steps": 2, "clip": 1.0, "delta": 1e-3, "n": 20}
+EMPTY, CANARY, NULL = np.zeros((0, 1)), np.ones((1, 1)), np.zeros((1, 1))
+
+
+# -- the accountant, against a second route -----------------------------------------------------
+def _hockey_stick(q, sigma, epsilon):
+    """δ(ε) of one Poisson-subsampled Gaussian step by quadrature, max over add and remove:
+    P = N(0, σ²), Q = (1 − q)P + qN(1, σ²); ∫(Q − e^ε P)₊ and ∫(P − e^ε Q)₊."""
+    p = lambda y: stats.norm.pdf(y, 0.0, sigma)  # noqa: E731
+    mix = lambda y: (1 - q) * p(y) + q * stats.norm.pdf(y, 1.0, sigma)  # noqa: E731
+    add = integrate.quad(lambda y: max(0.0, mix(y) - math.exp(epsilon) * p(y)), -40, 40, limit=400, points=[0.5])[0]
+    remove = integrate.quad(lambda y: max(0.0, p(y) - math.exp(epsilon) * mix(y)), -40, 40, limit=400, points=[0.5])[0]
+    return max(add, remove)
+
+
+@pytest.mark.parametrize("q, sigma, epsilon", [(0.1, 1.0, 0.3), (0.5, 0.8, 1.0), (0.5, 1.0, 2.0)])
+def test_one_step_profile_is_bracketed_by_the_pld_estimates(q, sigma, epsilon):
+    exact = _hockey_stick(q, sigma, epsilon)
+    upper = poisson_gaussian_delta(q, sigma, 1, epsilon)
+    lower = poisson_gaussian_delta(q, sigma, 1, epsilon, pessimistic=False)
+    # The pessimistic estimate is an upper bound and the optimistic one a lower bound; both are
+    # within the discretization error (relative 1e-2 is far wider than dp-accounting's 1e-4 grid).
+    assert lower <= exact * (1 + 1e-6) and exact <= upper * (1 + 1e-6)
+    assert upper - lower <= 1e-2 * exact
+
+
+def test_composed_bracket_is_tight_and_ordered():
+    lower = poisson_gaussian_epsilon(0.1, 1.0, 10, 1e-5, pessimistic=False)
+    upper = poisson_gaussian_epsilon(0.1, 1.0, 10, 1e-5)
+    assert lower <= upper <= lower * 1.001
+    assert poisson_gaussian_epsilon(0.1, 1.0, 20, 1e-5) > upper  # more steps, more privacy loss
+
+
+def test_accountant_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="`q`"):
+        poisson_gaussian_epsilon(1.5, 1.0, 10, 1e-5)
+    with pytest.raises(ValueError, match="`steps`"):
+        poisson_gaussian_epsilon(0.1, 1.0, 0, 1e-5)
+    with pytest.raises(ValueError, match="`delta`"):
+        poisson_gaussian_epsilon(0.1, 1.0, 10, 0.0)
+
+
+# -- the mechanism ------------------------------------------------------------------------------
+def test_claim_and_exact_truth_of_the_correct_trainer():
+    mechanism = DPSGD(**TINY)
+    assert mechanism.claim.epsilon == poisson_gaussian_epsilon(0.5, 1.0, 2, 1e-3)
+    low, high = mechanism.exact_epsilon_bracket(1e-3)
+    assert low <= mechanism.epsilon_for_delta(1e-3) == high == mechanism.claim.epsilon
+    assert float(mechanism.privacy_profile(mechanism.claim.epsilon)) <= 1e-3 * (1 + 1e-9)
+
+
+def test_validation_names_the_parameter():
+    with pytest.raises(ValueError, match="`q`"):
+        DPSGD(q=0.0)
+    with pytest.raises(ValueError, match="`view`"):
+        DPSGD(view="gradients")
+    with pytest.raises(ValueError, match="final-loss"):
+        DPSGD(view="final-loss")
+    with pytest.raises(ValueError, match="`clipping`"):
+        DPSGD(clipping="none")
+    with pytest.raises(TypeError, match="`canary`"):
+        DPSGD(canary="dirac")
+    with pytest.raises(ValueError, match="dataset"):
+        DPSGD(**TINY)(np.full((1, 1), 2.0), 3, np.random.default_rng(SEED))
+
+
+@pytest.mark.parametrize("view, canary, width", [("updates", GradientCanary(), 2 * 6),
+                                                 ("final-model", GradientCanary(), 6),
+                                                 ("final-loss", InputCanary(), 1)])
+def test_shapes_and_determinism(view, canary, width):
+    mechanism = DPSGD(**TINY, view=view, canary=canary)
+    first = mechanism(CANARY, 7, np.random.default_rng(SEED))
+    assert first.shape == (7, width) == (7, mechanism.output_dim) and first.dtype == np.float64
+    np.testing.assert_array_equal(first, mechanism(CANARY, 7, np.random.default_rng(SEED)))
+    assert np.isfinite(first).all()
+
+
+def test_dirac_canary_coordinate_has_the_subsampled_gaussian_law():
+    # Per step the canary coordinate is N(0, s²) without the canary and (1 − q)N(0, s²) + qN(c, s²)
+    # with it: the projection sum has mean T q c and variance T(s² + q(1 − q)c²).  Tolerances:
+    # 5 standard errors of the mean and of the variance (normal approximation).
+    mechanism = DPSGD(**dict(TINY, steps=3, clip=2.0))
+    score, runs = mechanism.projection_score(), 40_000
+    s, c, q, T = mechanism.noise_std, mechanism.canary_shift, 0.5, 3
+    for dataset, mean, var in ((EMPTY, 0.0, T * s**2), (NULL, 0.0, T * s**2),
+                               (CANARY, T * q * c, T * (s**2 + q * (1 - q) * c**2))):
+        values = score(mechanism(dataset, runs, np.random.default_rng(SEED)))
+        assert abs(values.mean() - mean) <= 5 * math.sqrt(var / runs)
+        assert abs(values.var() - var) <= 5 * var * math.sqrt(3.0 / runs)  # kurtosis ≤ 3(1 + small)
+
+
+def test_projection_sum_survival_matches_simulation():
+    base_sf, neighbour_sf = projection_sum_survival(0.5, 3, 1.0, 1.0)
+    rng = np.random.default_rng(SEED)
+    runs = 200_000
+    sums = (rng.random((runs, 3)) < 0.5).sum(axis=1) + rng.standard_normal((runs, 3)).sum(axis=1)
+    for t in (-1.0, 1.5, 4.0):
+        p = float(neighbour_sf(np.array([t]))[0])
+        assert abs((sums >= t).mean() - p) <= 5 * math.sqrt(p * (1 - p) / runs)
+    assert float(base_sf(np.array([0.0]))[0]) == 0.5
+
+
+def test_input_canary_loss_is_lower_when_trained_on():
+    mechanism = DPSGD(**TINY, canary=InputCanary(), view="final-loss")
+    without = mechanism(EMPTY, 20_000, np.random.default_rng(SEED))[:, 0]
+    with_canary = mechanism(CANARY, 20_000, np.random.default_rng(SEED + 1))[:, 0]
+    spread = math.sqrt((without.var() + with_canary.var()) / 20_000)
+    assert with_canary.mean() < without.mean() - 5 * spread
+    with pytest.raises(NotImplementedError, match="unknown"):
+        mechanism.epsilon_for_delta(1e-3)
+
+
+# -- faulty trainers ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FAULTY_TRAINERS))
+def test_faulty_trainer_registry(name):
+    case = FAULTY_TRAINERS[name]
+    assert isinstance(case, FaultyTrainer) and case.name == name and "\n" not in case.fault
+    mechanism, scenario = case()
+    assert scenario.relation == mechanism.claim.relation and scenario.d == mechanism.d == 1
+    if case.truth == "exact":
+        truth = exact_truth(mechanism)
+        assert truth["exact_epsilon"] > 1.1 * truth["claimed_epsilon"]
+    else:
+        with pytest.raises(NotImplementedError, match="unknown"):
+            mechanism.epsilon_for_delta(mechanism.delta)
+
+
+def test_accountant_half_steps_truth_is_the_full_accountant():
+    mechanism, _ = FAULTY_TRAINERS["dpsgd-accountant-half-steps"]()
+    assert mechanism.claim.epsilon == poisson_gaussian_epsilon(0.5, 1.0, 2, 1e-3)
+    assert mechanism.epsilon_for_delta(1e-3) == poisson_gaussian_epsilon(0.5, 1.0, 4, 1e-3)
+
+
+def test_unscaled_noise_truth_uses_sigma_over_clip():
+    mechanism, _ = FAULTY_TRAINERS["dpsgd-unscaled-noise"]()
+    assert mechanism.noise_std == 1.0 and mechanism.canary_shift == 2.0
+    assert mechanism.epsilon_for_delta(1e-3) == poisson_gaussian_epsilon(0.5, 0.5, 4, 1e-3)
+
+
+def test_shuffling_puts_the_canary_in_exactly_one_batch_per_epoch():
+    mechanism = DPSGD(**dict(TINY, steps=4), sampling="shuffle")  # q = 0.5: 2 batches, 2 epochs
+    out = mechanism(CANARY, 2_000, np.random.default_rng(SEED)).reshape(2_000, 4, -1)[:, :, -1]
+    # canary coordinate = c·[in batch] + N(0, s²): per epoch the two steps' sum has mean exactly c
+    epoch_sums = out.reshape(2_000, 2, 2).sum(axis=2)
+    assert abs(epoch_sums.mean() - 1.0) <= 5 * math.sqrt(2.0 / 4_000)
+
+
+# -- audits through the engine ------------------------------------------------------------------
+def _audit(mechanism, samples, seed, statistic=None):
+    pair = scenarios.from_pairs([(EMPTY, CANARY, "add the canary")])
+    return run_audit(mechanism, pair, samples=samples, seed=seed, progress=False,
+                     statistic=statistic or mechanism.projection_score())
+
+
+def test_correct_trainer_audits_below_its_truth_and_unscaled_noise_is_refuted():
+    correct = DPSGD(**TINY)
+    report = _audit(correct, 20_000, SEED)
+    assert report.verdict.value == "NOT_REFUTED"
+    assert 0 < report.epsilon_lower_bound <= report.exact_epsilon
+    faulty = DPSGD(**dict(TINY, clip=2.0), noise="unscaled")  # effective multiplier 0.5
+    assert _audit(faulty, 20_000, SEED).verdict.value == "VIOLATED"
+
+
+def test_quick_validity_of_the_correct_trainer():
+    # 8 audits at γ = 0.05: false alarms are Binomial(8, ≤ 0.05); P(≥ 3) < 0.006.
+    correct = DPSGD(**TINY)
+    alarms = sum(_audit(correct, 5_000, SEED + i).verdict.value == "VIOLATED" for i in range(8))
+    assert alarms <= 2
+
+
+def test_small_configuration_is_what_the_benchmark_documents():
+    assert round(DPSGD(**SMALL_CONFIGURATION).claim.epsilon, 3) == 4.481
+
+
+# -- the scenario files -------------------------------------------------------------------------
+DPSGD_FILES = sorted((Path(scenarios.__file__).parent / "suite" / "dpsgd").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", DPSGD_FILES, ids=[p.stem for p in DPSGD_FILES])
+def test_dpsgd_scenario_files_state_the_exact_truth(path):
+    spec = scenarios.load(path)
+    assert spec.name == path.stem and spec.scenario.checked and spec.note
+    exact = spec.mechanism.epsilon_for_delta(spec.claim.delta)
+    assert spec.expected == ("violated" if exact > spec.claim.epsilon * (1 + 1e-9) else "holds")
+    header = path.read_text(encoding="utf-8").split("\nexpected")[0]
+    assert "Exact truth" in header and ("VIOLATED" in header) == (spec.expected == "violated")
+
+
+def test_there_are_dpsgd_scenario_files():
+    assert {p.stem for p in DPSGD_FILES} >= {"dpsgd-correct", "dpsgd-unscaled-noise"}
+
+
+def test_single_event_limit_is_below_the_truth_and_grows_with_runs():
+    from benchmarks.dpsgd import projection_limit
+
+    mechanism = DPSGD(**SMALL_CONFIGURATION)
+    small, large = (projection_limit(mechanism, n).epsilon for n in (10_000, 1_000_000))
+    assert 0 < small < large < mechanism.epsilon_for_delta(mechanism.delta)
