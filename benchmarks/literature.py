@@ -271,8 +271,9 @@ def render_markdown(data: dict, samples: Sequence[int]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     meta = data["meta"]
     pairs = ("every StatDP pattern" if meta.get("patterns") == "all" else "DP-Sniper's witness pair")
+    statistic = meta["statistic"] or "each file's own"
     lines += ["", f"N = samples per pair and side (total over all phases); V = VIOLATED. dpaudit: {pairs}, 99% confidence jointly over every "
-              f"printed bound, {meta['jobs']} jobs, statistic {meta['statistic'] or 'engine default'}; "
+              f"printed bound, {meta['jobs']} jobs, statistic {statistic}; "
               f"machine: {meta['machine']}.  DP-Sniper: 90% Clopper–Pearson lower bound, "
               f"{DPSNIPER_DRAWS_PER_SIDE:.4g} draws per side on its witness pair (plus its search), "
               "seconds on the authors' machine.  'vs DP-Sniper' = dpaudit ε_lb at the largest N / "
