@@ -109,6 +109,26 @@ class SparseVector:
 sparse_vector = SparseVector()
 
 
+class ScaleGaussian:
+    """N(0, 1) on D = [0], N(0, 1.5²) on D' = [1], claimed at its exact δ(1) (a tight claim)."""
+
+    name = "scale-gaussian(σ 1 vs 1.5)"
+
+    def __init__(self):
+        self.claim = ApproxDP(1.0, scale_gaussian_delta(1.0))
+
+    def __call__(self, data, size, rng):
+        return scale_gaussian(data, size, rng)
+
+    def privacy_profile(self, epsilon, relation=None):
+        return scale_gaussian_delta(float(epsilon))
+
+    def epsilon_for_delta(self, delta, relation=None):
+        if float(delta) == self.claim.delta:
+            return 1.0
+        raise NotImplementedError("ε(δ) of the scale pair is only tabulated at the claim's δ")
+
+
 def scale_gaussian(data, size, rng):
     """N(0, 1) on D = [0], N(0, 1.5²) on D' = [1]: the means agree, only the scale leaks."""
     return rng.normal(scale=1.0 if np.asarray(data).ravel()[0] == 0 else 1.5, size=size)

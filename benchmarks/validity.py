@@ -126,6 +126,13 @@ def _sparse_vector():
     return SparseVector(), scenarios.custom([([1.0] * 5 + [0.0] * 5, [0.0] * 5 + [1.0] * 5)]), "categorical"
 
 
+def _binned_scale():
+    """Gaussian noise whose scale depends on the data, at its exact δ(1), binned statistic."""
+    from benchmarks.statistics import ScaleGaussian
+
+    return ScaleGaussian(), scenarios.custom([([0.0], [1.0])]), "binned"
+
+
 def _classifier_vector():
     """Lebeda's Algorithm 1, d = 2, 1-GDP (tight), scored by a logistic-regression classifier."""
     from audit.statistics import Classifier
@@ -148,6 +155,7 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "randomized-response-categorical": _randomized_response,
     "sparse-vector-categorical": _sparse_vector,
     "vector-classifier": _classifier_vector,
+    "scale-gaussian-binned": _binned_scale,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).
