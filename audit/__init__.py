@@ -11,7 +11,7 @@ from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
 from .errors import CheckpointError, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
-from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 
 __all__ = [
     "AccuracyReport",
@@ -25,6 +25,7 @@ __all__ = [
     "TradeoffCurve",
     "Verdict",
     "Violation",
+    "JointViolation",
     "cp_interval",
     "cp_lower",
     "cp_upper",

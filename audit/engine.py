@@ -11,9 +11,10 @@ pair: both directions are always audited) the engine runs four phases, each on f
    everything outside it);
 3. *selection*: histograms of T choose which threshold events to certify, one per reported
    quantity (:mod:`audit.selection`);
-4. *certification*: histograms on fresh draws count the chosen events; Clopper–Pearson bounds turn
-   the counts into certified (α_hi, β_hi) points and these into lower bounds on ε(δ), δ(ε) and μ,
-   a trade-off band, and the verdict.
+4. *certification*: histograms on fresh draws count the chosen events.  Each headline quantity
+   (ε at the claim's δ, δ at its ε, μ) is certified by an exact joint test of its event's two
+   counts (:mod:`audit.joint_bounds`); the curve events' Clopper–Pearson bounds give certified
+   (α_hi, β_hi) points, and these the ε(δ) curve and the trade-off band.  Both feed the verdict.
 
 With ``early_stopping`` (the default) selection and certification proceed in looks at 1/16, 1/4
 and all of their draws, each look with its own share of the failure budget, and the audit stops at
@@ -21,8 +22,9 @@ the first look that certifies a violation (:mod:`audit.selection`, "Looks").
 
 Events are chosen on samples independent of those that certify them, and the Bonferroni
 accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
-probability ≥ ``confidence``.  The verdict is VIOLATED exactly when some certified point lies below
-the claimed trade-off curve, so a mechanism that satisfies its claim is reported VIOLATED with
+probability ≥ ``confidence``.  The verdict is VIOLATED exactly when a headline test certifies
+its quantity above the claim's value or some certified point lies below the claimed trade-off
+curve, so a mechanism that satisfies its claim is reported VIOLATED with
 probability at most 1 − ``confidence``.  Nothing caps the ε or the event probability the audit can
 see: events of any probability are counted exactly, and an event never observed under one side
 (an "impossible" region) bounds δ directly.
@@ -51,14 +53,14 @@ from .executor import check_backend, check_n_jobs, make_executor
 from .parallelism import check_backend_options
 from .report import draw_counts
 from .intervals import cp_lower, cp_upper
-from .report import AuditReport, EpsilonCurve, PairResult, TradeoffCurve, Verdict, Violation
+from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 from .allocation import Allocation, allocate, training_draws
 from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
                        chunk_rng, run_chunk)
 from .search import is_search, resolve_search
 from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, needs_training,
                          statistic_label, training_plan)
-from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, headline_slots,
+from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, claimed_value, headline_slots,
                         select_events)
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
@@ -177,11 +179,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
             certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
             n_certify, last = certification[0].n, look == allocation.looks - 1
             events = select_events(selection, claim, budget, n_certify, look, curves=last)
-            certified = certify(events, certification, binnings)
+            certified = certify(events, certification, binnings, claim, bounds=last)
             if _violates(certified, claim):
-                if not last:  # the stopping look also reports its curves (budgeted at every look)
+                if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
                     curves = select_events(selection, claim, budget, n_certify, look, headline=False)
-                    certified = certified + certify(curves, certification, binnings)
+                    certified = certify(events + curves, certification, binnings, claim)
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
@@ -210,10 +212,12 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
 
 
 def _violates(certified, claim) -> bool:
-    """Whether some certified point lies below the claimed trade-off curve (the verdict)."""
-    alpha_hi = np.array([c.alpha_hi for c in certified])
-    beta_hi = np.array([c.beta_hi for c in certified])
-    return bool(below_curve(alpha_hi, beta_hi, claim.tradeoff).any())
+    """Whether a headline test refutes the claim or a certified point lies below the claimed
+    trade-off curve (the verdict)."""
+    points = [c for c in certified if not c.joint]
+    alpha_hi = np.array([c.alpha_hi for c in points])
+    beta_hi = np.array([c.beta_hi for c in points])
+    return any(c.refutes for c in certified) or bool(below_curve(alpha_hi, beta_hi, claim.tradeoff).any())
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -464,13 +468,20 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
               accuracy_report, entropy, samples, confidence, started, runtime) -> AuditReport:
     relation = claim.relation.value
     ref_delta, ref_epsilon = claim.reference_delta, claim.epsilon
+    joint = np.array([c.joint for c in certified])
     alpha_hi = np.array([c.alpha_hi for c in certified])
     beta_hi = np.array([c.beta_hi for c in certified])
     owner = np.array([c.event.pair for c in certified])
-    eps_ref = epsilon_lower_bound(alpha_hi, beta_hi, ref_delta)
-    delta_ref = delta_lower_bound(alpha_hi, beta_hi, ref_epsilon)
-    mus = mu_lower_bound(alpha_hi, beta_hi)
-    curve = epsilon_lower_bound(alpha_hi[None, :], beta_hi[None, :], DELTA_GRID[:, None]).max(axis=1)
+    slots = headline_slots(claim)
+
+    def quantity(points, slot):  # per event: its certified value of the quantity of ``slot``
+        tested = np.array([c.bound if c.event.slot == slot else 0.0 for c in certified])
+        return np.where(joint, np.nan_to_num(tested, nan=0.0), np.nan_to_num(points, nan=0.0))
+
+    eps_ref = quantity(epsilon_lower_bound(alpha_hi, beta_hi, ref_delta), slots[0] if len(slots) > 1 else "")
+    delta_ref = quantity(delta_lower_bound(alpha_hi, beta_hi, ref_epsilon), slots[1] if len(slots) > 1 else "")
+    mus = quantity(mu_lower_bound(alpha_hi, beta_hi), "mu")
+    curve = epsilon_lower_bound(alpha_hi[None, ~joint], beta_hi[None, ~joint], DELTA_GRID[:, None]).max(axis=1)
 
     exact_tradeoff = _exact(mechanism, "tradeoff", PLOT_ALPHAS, relation=relation)
     exact_tradeoff = None if exact_tradeoff is None else tuple(float(v) for v in exact_tradeoff)
@@ -485,9 +496,12 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         (lambda r: (r.epsilon_lower_bound, r.delta_lower_bound, r.mu_lower_bound))
     worst = max(range(len(pair_results)), key=lambda i: key(pair_results[i]))
 
-    violated = below_curve(alpha_hi, beta_hi, claim.tradeoff)
+    violated = below_curve(alpha_hi, beta_hi, claim.tradeoff) & ~joint
     claimed_beta = claim.tradeoff(alpha_hi)
-    violations = tuple(sorted(
+    tested = tuple(JointViolation(pairs[c.event.pair].label, c.event.slot, c.bound,
+                                  claimed_value(c.event.slot, claim), c.count_a, c.count_b, c.n)
+                   for c in certified if c.refutes)
+    violations = tested + tuple(sorted(
         (Violation(pairs[c.event.pair].label, c.event.slot, c.alpha_hi, c.beta_hi, float(claimed_beta[i]))
          for i, c in enumerate(certified) if violated[i]),
         key=lambda v: v.beta_hi - v.claimed_beta))

@@ -125,14 +125,17 @@ def _evidence(report: dict) -> str:
     evidence = report.get("evidence") or []
     rows = [(e.get("pair"), e.get("slot"), e.get("family"), e.get("event"), e.get("more_likely_under"),
              f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
-             _num(e.get("level"), 3), _num(e.get("alpha_hi")), _num(e.get("beta_hi")))
+             _num(e.get("level"), 3), _num(e.get("alpha_hi")), _num(e.get("beta_hi")), _num(e.get("bound")))
             for e in evidence]
     table = _table(("pair", "slot", "family", "event", "more likely under", "count (more likely side)",
-                    "count (other side)", "draws", "level", "α_hi", "β_hi"), rows, numeric=range(5, 11))
+                    "count (other side)", "draws", "level", "α_hi", "β_hi", "joint bound"), rows,
+                   numeric=range(5, 12))
     return (f"<details><summary>Evidence: {len(evidence)} certified events</summary>"
             "<p class=note>Each event was chosen on selection draws and counted on fresh certification "
-            "draws; Clopper–Pearson bounds at the listed level (Bonferroni share of 1 − confidence) "
-            f"give (α_hi, β_hi). {_e(TRADEOFF_MEANING)}</p>{table}</details>")
+            "draws. Curve events: Clopper–Pearson bounds at the listed level (Bonferroni share of "
+            "1 − confidence) give (α_hi, β_hi). Headline events: one exact joint test of both counts "
+            "at the listed level gives a lower bound on the slot's quantity (the joint bound). "
+            f"{_e(TRADEOFF_MEANING)}</p>{table}</details>")
 
 
 def _accuracy(report: dict) -> str:

@@ -140,7 +140,8 @@ def tradeoff_figure(data: dict):
     alpha, beta = _array(curve["alpha"]), _array(curve["beta"])
     alpha_hi, beta_hi = _array(curve["alpha_upper"]), _array(curve["beta_upper"])
     grid, claimed, exact = _array(curve["grid"]), _array(curve["claimed"]), _array(curve["exact"])
-    violations = report.get("violations") or []
+    # Joint-test violations certify a quantity, not a point: only point violations are drawn.
+    violations = [v for v in report.get("violations") or [] if "alpha_hi" in v]
     v_alpha = np.array([float(v["alpha_hi"]) for v in violations])
     v_beta = np.array([float(v["beta_hi"]) for v in violations])
     v_claim = np.array([float(v["claimed_beta"]) for v in violations])

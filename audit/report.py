@@ -14,9 +14,9 @@ import json
 import math
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-__all__ = ["Verdict", "Violation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
+__all__ = ["Verdict", "Violation", "JointViolation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
            "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text", "statistic_text",
            "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
 
@@ -177,6 +177,40 @@ class Violation:
                 "beta_hi": self.beta_hi, "claimed_beta": self.claimed_beta, "message": self.message}
 
 
+_QUANTITY_NAMES = {"epsilon": "ε", "delta": "δ", "mu": "μ"}
+
+
+@dataclass(frozen=True)
+class JointViolation:
+    """A headline event whose joint test certifies its quantity above what the claim allows.
+
+    ``slot`` names the quantity ("epsilon@δ", "delta@ε" or "mu"); ``bound`` is its certified lower
+    bound and ``claimed`` the claim's value; the counts are the event's certification counts.
+    """
+
+    pair: str
+    slot: str
+    bound: float
+    claimed: float
+    count_more_likely: int
+    count_other: int
+    n: int
+
+    @property
+    def message(self) -> str:
+        kind, _, at = self.slot.partition("@")
+        name = _QUANTITY_NAMES.get(kind, kind)
+        where = f" at {'δ' if kind == 'epsilon' else 'ε'} = {float(at):.4g}" if at else ""
+        return (f"pair {self.pair!r}: one event ({self.count_more_likely:,} vs {self.count_other:,} of "
+                f"{self.n:,} draws) certifies {name}{where} ≥ {self.bound:.4g}, but the claim allows "
+                f"at most {self.claimed:.4g}")
+
+    def to_dict(self) -> dict:
+        return {"pair": self.pair, "slot": self.slot, "test": "joint", "bound": self.bound,
+                "claimed": self.claimed, "count_more_likely": self.count_more_likely,
+                "count_other": self.count_other, "n": self.n, "message": self.message}
+
+
 @dataclass(frozen=True)
 class EpsilonCurve:
     """Certified ε lower bound at each δ (max over pairs), next to the claim and the truth."""
@@ -233,7 +267,7 @@ class AuditReport:
     claim: Any
     scenario: dict
     verdict: Verdict
-    violations: tuple[Violation, ...]
+    violations: tuple[Union[Violation, JointViolation], ...]
     reference_delta: float
     reference_epsilon: float
     epsilon_lower_bound: float

@@ -27,7 +27,7 @@ from .conversions import (epsilon_grid, profile_epsilon, profile_tradeoff, rdp_t
                           zcdp_to_delta)
 from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
 
-__all__ = ["Relation", "Claim", "ApproxDP", "PureDP", "GaussianDP", "ZCDP", "RenyiDP",
+__all__ = ["Relation", "Claim", "approx_tradeoff", "ApproxDP", "PureDP", "GaussianDP", "ZCDP", "RenyiDP",
            "ProfileClaim", "as_relation", "claim_from_dict"]
 
 
@@ -53,7 +53,8 @@ def as_relation(value) -> Relation:
         raise ValueError(f"`relation` must be 'add-remove' or 'replace', got {value!r}") from None
 
 
-def _approx_tradeoff(alpha, epsilon: float, delta: float) -> np.ndarray:
+def approx_tradeoff(alpha, epsilon: float, delta: float) -> np.ndarray:
+    """f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)} (Kairouz et al. 2015), vectorized."""
     alpha = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
     e = math.exp(epsilon) if epsilon < 700 else math.inf
     with np.errstate(over="ignore", invalid="ignore"):
@@ -125,7 +126,7 @@ class ApproxDP(Claim):
 
     def tradeoff(self, alpha) -> np.ndarray:
         """The claimed lower bound f_{ε,δ}(α) on every neighbour pair's trade-off curve."""
-        return _approx_tradeoff(alpha, self.epsilon, self.delta)
+        return approx_tradeoff(alpha, self.epsilon, self.delta)
 
     def delta_at(self, epsilon) -> np.ndarray:
         """The largest δ the claim allows at ε' (its implied privacy profile)."""
@@ -165,7 +166,7 @@ class PureDP(Claim):
 
     def tradeoff(self, alpha) -> np.ndarray:
         """f_{ε,0}(α) = max{0, 1 − e^ε α, e^{−ε}(1 − α)}."""
-        return _approx_tradeoff(alpha, self.epsilon, 0.0)
+        return approx_tradeoff(alpha, self.epsilon, 0.0)
 
     def delta_at(self, epsilon) -> np.ndarray:
         return _approx_delta_at(epsilon, self.epsilon, 0.0)

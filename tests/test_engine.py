@@ -170,7 +170,9 @@ def test_classical_calibration_at_large_epsilon_is_violated():
     assert report.verdict is Verdict.VIOLATED
     assert report.epsilon_lower_bound > 7.0
     assert report.epsilon_lower_bound <= report.exact_epsilon
-    assert report.violations and "type-I error" in report.violations[0].message
+    # The headline ε test refutes the claim: its message names the bound and the claimed value.
+    assert report.violations and "certifies ε at δ = 0.1 ≥" in report.violations[0].message
+    assert "allows at most 7" in report.violations[0].message
 
 
 def test_algorithm_one_under_replacement_is_violated():
