@@ -136,7 +136,7 @@ class JointTest:
         last = min(n + 1, int(np.ceil(special.bdtrik(1.0 - _RANGE_TAIL, n, high))) + 2) if high < 1 else n + 1
         blocks = np.unique(np.linspace(first, last, min(last - first, BLOCKS) + 1).round().astype(np.int64))
         starts = blocks[:-1]
-        self._k = self._smallest_count_a(statistic, starts)
+        self._k = self._smallest_count_a(starts, inner)
         below = _below(blocks[None, :], n, self._cell_low[:, None])
         mass = np.diff(below, axis=1)
         # Blocks of negligible mass are charged in full instead of being evaluated.
@@ -146,20 +146,23 @@ class JointTest:
         self._cell_of = np.broadcast_to(np.arange(CELLS)[:, None], mass.shape)[self._used]
         self._outside = below[:, 0] + (1.0 - below[:, -1]) + np.where(self._used, 0.0, mass).sum(axis=1)
 
-    def _smallest_count_a(self, statistic, starts: np.ndarray) -> np.ndarray:
+    def _smallest_count_a(self, starts: np.ndarray, inner: float) -> np.ndarray:
         """k*(c) = min{c_A : Z(c_A, c) ≥ z_obs} for each block start c (n + 1 if none), by bisection.
 
-        The target is lowered by a relative 1e-9 so that rounding in Z can only enlarge the
-        rejection region (a larger region only raises the p-value)."""
-        target = self.observed - 1e-9 * max(1.0, abs(self.observed))
+        Z(c_A, c) ≥ z ⇔ 1 − A_lo(c_A) ≤ f_z(B_hi(c)) ⇔ A_lo(c_A) ≥ t(c) := 1 − f_z(B_hi(c)), and by
+        the Clopper–Pearson duality A_lo(k) ≥ t ⇔ P(Bin(n, t) ≥ k) ≤ λ, a condition monotone in k.
+        The level is raised by a relative 1e-9 so that rounding can only enlarge the rejection region
+        (a larger region only raises the p-value)."""
+        n = self.n
+        target = 1.0 - self.quantity.curve(self.observed, cp_upper(starts, n, inner))
+        target = np.clip(target, 0.0, 1.0)
+        tolerance = inner * (1.0 + 1e-9)
         low = np.zeros(starts.size, dtype=np.int64)  # invariant: answer in [low, high]
-        high = np.full(starts.size, self.n + 1, dtype=np.int64)
+        high = np.full(starts.size, n + 1, dtype=np.int64)
         while np.any(low < high):
             middle = (low + high) // 2
+            hit = (middle <= n) & (_at_least(np.minimum(middle, n), n, target) <= tolerance)
             open_ = low < high
-            hit = np.zeros(starts.size, dtype=bool)
-            hit[open_] = statistic(np.minimum(middle[open_], self.n), starts[open_]) >= target
-            hit &= middle <= self.n
             high = np.where(open_ & hit, middle, high)
             low = np.where(open_ & ~hit, middle + 1, low)
         return low
@@ -187,6 +190,8 @@ class JointTest:
         high = min(self.quantity.upper, max(self.observed, plug_in) * 1.25 + 1e-3)
         if self.rejects(high):
             return high
+        if self.rejects(self.observed):  # usual: the joint test certifies at least the Bonferroni value
+            low = self.observed
         while high - low > _TOLERANCE * max(1.0, low):
             middle = (low + high) / 2
             if self.rejects(middle):

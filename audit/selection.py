@@ -198,17 +198,23 @@ class CertifiedEvent:
 #: Standard deviations by which a candidate's predicted counts are moved against it (chosen by
 #: measurement: 0, ½, 1 and 2 were compared on the analytic Gaussian and SVT34Parallel).
 WINNERS_CURSE_SDS = 0.5
+_SPREAD_FLOOR = 2
 _EXACT_ENDS = 128
 _GRID = 1024
 
 
 def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int):
     """Certification counts predicted from selection counts, half a standard deviation against
-    the event: ratio r = n_certify/n, k ↦ r·k ∓ ½√(r²·k + r·k) (Poisson approximations of the
-    spread of the scaled selection count and of the certification count), clipped to [0, n_certify]."""
+    the event: ratio r = n_certify/n, k ↦ r·k ∓ ½√(r²·k' + r·k') with k' = max(k, 2) (Poisson
+    approximations of the spread of the scaled selection count and of the certification count),
+    clipped to [0, n_certify].  The floor k' ≥ 2 keeps a count of 0 or 1 from predicting no spread:
+    at small budgets the luckiest events are those with no draw on the other side (measured on
+    the mis-sensitised Laplace at 360 total draws, worst pair: detection 0.82, 0.90, 0.93, 0.93 for
+    floors 0, 1, 2, 4; no change on the analytic Gaussian at 2·10⁶)."""
     r = n_certify / n
-    spread_a = WINNERS_CURSE_SDS * np.sqrt(r * r * count_a + r * count_a)
-    spread_b = WINNERS_CURSE_SDS * np.sqrt(r * r * count_b + r * count_b)
+    floor_a, floor_b = np.maximum(count_a, _SPREAD_FLOOR), np.maximum(count_b, _SPREAD_FLOOR)
+    spread_a = WINNERS_CURSE_SDS * np.sqrt(r * r * floor_a + r * floor_a)
+    spread_b = WINNERS_CURSE_SDS * np.sqrt(r * r * floor_b + r * floor_b)
     a = np.clip(np.floor(r * count_a - spread_a), 0, n_certify).astype(np.int64)
     b = np.clip(np.ceil(r * count_b + spread_b), 0, n_certify).astype(np.int64)
     return a, b

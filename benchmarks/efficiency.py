@@ -34,6 +34,17 @@ from scenarios.faulty_cases import FAULTY_MECHANISMS
 BEFORE = {2_000_000: {"epsilon": 0.715, "epsilon_sd": 0.045, "ideal": 0.812},
           20_000_000: {"epsilon": 0.867, "epsilon_sd": 0.031, "ideal": 0.920}}
 STATDP_DRAWS, BEFORE_DRAWS = 360, 1_208
+#: The same figures with the issue-18 allocation but Clopper–Pearson headline points (before the
+#: joint test of audit/joint_bounds.py): benchmarks/results/efficiency.md of that commit (a68a19b).
+CLOPPER_PEARSON = {2_000_000: 0.756, 20_000_000: 0.885}
+CLOPPER_PEARSON_SMALL = {("worst pair only", 90): 0.03, ("worst pair only", 180): 0.30,
+                         ("worst pair only", 360): 0.70, ("worst pair only", 720): 0.95,
+                         ("worst pair only", 1440): 1.00, ("worst pair only", 2880): 1.00,
+                         ("worst pair only", 5760): 1.00, ("counting(1), 2 pairs", 90): 0.00,
+                         ("counting(1), 2 pairs", 180): 0.03,
+                         ("counting(1), 2 pairs", 360): 0.28, ("counting(1), 2 pairs", 720): 0.62,
+                         ("counting(1), 2 pairs", 1440): 0.95, ("counting(1), 2 pairs", 2880): 1.00,
+                         ("counting(1), 2 pairs", 5760): 1.00}
 
 
 def _gaussian(samples: int, seed: int) -> tuple[float, float]:
@@ -96,18 +107,51 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
                 rate = float(np.mean(hits))
             except ValueError:  # too few draws to certify anything at all
                 rate = 0.0
-            rows.append({"scenario": "worst pair only" if worst_only else "counting(1), 2 pairs",
-                         "total_draws": total, "samples": samples, "detection": rate})
+            scenario = "worst pair only" if worst_only else "counting(1), 2 pairs"
+            rows.append({"scenario": scenario, "total_draws": total, "samples": samples, "detection": rate,
+                         "clopper_pearson": CLOPPER_PEARSON_SMALL.get((scenario, total)),
+                         "ideal_known_event": ideal_detection(total) if worst_only else None})
     return rows
+
+
+def ideal_detection(total: int, confidence: float = 0.95) -> float:
+    """Exact detection probability of the best single event *known in advance* (thresholds on a
+    grid), certified by the joint test at the whole failure budget with all ``total`` draws
+    (total/2 per side) on the worst pair: what no audit that must also choose its event can beat
+    at this confidence.  Computed by summing binomial probabilities over the counts (the
+    rejection region is monotone in the count of the more likely side)."""
+    from scipy import stats
+
+    from audit.joint_bounds import JointTest
+
+    n, level, best = total // 2, 1.0 - confidence, 0.0
+    for threshold in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5):
+        # Laplace(scale 1/2) at 1 against 0: the event "output ≥ threshold".
+        p_a, p_b = stats.laplace.sf(threshold, 1.0, 0.5), stats.laplace.sf(threshold, 0.0, 0.5)
+        weights_a, weights_b = stats.binom.pmf(np.arange(n + 1), n, p_a), stats.binom.pmf(np.arange(n + 1), n, p_b)
+        power = 0.0
+        for count_b in np.flatnonzero(weights_b > 1e-9):
+            low, high = 0, n + 1  # smallest count_a that refutes ε = 1
+            while low < high:
+                middle = (low + high) // 2
+                if middle <= n and JointTest("epsilon@0.0", middle, int(count_b), n, level).rejects(1.0):
+                    high = middle
+                else:
+                    low = middle + 1
+            power += weights_b[count_b] * weights_a[low:].sum()
+        best = max(best, power)
+    return float(best)
 
 
 def render(results: dict) -> str:
     out = ["### Tightness per draw (analytic Gaussian, ε = 1, δ = 1e-5, counting(1))", "",
-           "| total draws per side | seeds | mean ε_lb/ε (SD) | before | ideal single threshold, same total | mean μ_lb/μ | s |",
-           "|---|---|---|---|---|---|---|"]
+           "| total draws per side | seeds | mean ε_lb/ε (SD) | before issue 18 | Clopper–Pearson headline | "
+           "ideal single threshold, same total | mean μ_lb/μ | s |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in results["tightness"]:
         out.append(f"| {r['samples']:,} | {r['seeds']} | {r['epsilon_ratio']:.3f} ({r['epsilon_ratio_sd']:.3f}) | "
-                   f"{r['before']:.3f} | {BEFORE[r['samples']]['ideal']:.3f} | {r['mu_ratio']:.4f} | {r['seconds']:.0f} |")
+                   f"{r['before']:.3f} | {CLOPPER_PEARSON[r['samples']]:.3f} | {BEFORE[r['samples']]['ideal']:.3f} | "
+                   f"{r['mu_ratio']:.4f} | {r['seconds']:.0f} |")
     out += ["", "### Faulty zoo at the default budget: early stopping vs drawing everything", "",
             "| fault | verdict (early / full) | stopped at look | draws per side | s early | s full | ratio |",
             "|---|---|---|---|---|---|---|"]
@@ -116,9 +160,15 @@ def render(results: dict) -> str:
                    f"{r['early_seconds']:.2f} | {r['full_seconds']:.2f} | {r['ratio']:.2f} |")
     out += ["", f"### Small budgets: Laplace with the wrong sensitivity (true ε 2, claim 1); StatDP: "
                 f"{STATDP_DRAWS} draws, dpaudit before: {BEFORE_DRAWS}", "",
-            "| scenario | total draws | samples per pair and side | detection rate |", "|---|---|---|---|"]
+            "| scenario | total draws | samples per pair and side | detection rate | Clopper–Pearson headline "
+            "| ideal: best event known in advance, all draws, whole budget |", "|---|---|---|---|---|---|"]
+
+    def rate(value):
+        return "–" if value is None else f"{value:.2f}"
+
     for r in results["small"]:
-        out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} |")
+        out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} | "
+                   f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} |")
     return "\n".join(out) + "\n"
 
 
