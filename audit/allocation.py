@@ -18,11 +18,15 @@ in segments ending at the fractions :data:`audit.selection.LOOK_FRACTIONS` of ea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
-from .selection import LOOK_FRACTIONS
+import numpy as np
+from scipy import special
 
-__all__ = ["Allocation", "allocate", "training_draws", "SELECTION_SHARE", "PILOT_SAMPLES",
-           "TRAINING_CAPS"]
+from .selection import LOOK_FRACTIONS, PairCounts
+
+__all__ = ["Allocation", "allocate", "training_draws", "looks_silent", "reallocate", "SELECTION_SHARE",
+           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE"]
 
 SELECTION_SHARE = 0.25
 PILOT_SAMPLES = 65_536
@@ -31,6 +35,10 @@ _PILOT_SHARE = 1 / 32
 TRAINING_CAPS = {1: (1 / 16, 1 << 18), "vector": (1 / 4, 1_000_000)}
 #: Below this many certification draws there is a single look (segments would be too small).
 _MIN_LOOKED = 64
+#: A pair whose first selection draws look silent keeps this share of its certification draws ...
+SILENT_SHARE = 1 / 8
+#: ... where "silent" means a two-sample Kolmogorov–Smirnov p-value above this.
+SILENCE_P_VALUE = 0.1
 
 
 @dataclass(frozen=True)
@@ -90,3 +98,34 @@ def allocate(samples: int, training: int, *, early_stopping: bool) -> Allocation
 def _ends(total: int) -> tuple[int, ...]:
     """Cumulative segment ends at the look fractions (distinct for totals ≥ _MIN_LOOKED)."""
     return tuple(int(round(f * total)) for f in LOOK_FRACTIONS)
+
+
+def looks_silent(counts: PairCounts) -> bool:
+    """Whether a pair's two sides look alike on its selection draws: the two-sample
+    Kolmogorov–Smirnov distance D of the binned statistic has asymptotic p-value
+    Q(D·√(n/2)) > :data:`SILENCE_P_VALUE` (Kolmogorov's limit law for two samples of size n; ties
+    from binning or discrete outputs only make it larger, i.e. "silent" more readily)."""
+    n = counts.n
+    if n < 1:
+        return True
+    distance = float(np.abs(np.cumsum(counts.base) - np.cumsum(counts.neighbour)).max()) / n
+    return float(special.kolmogorov(distance * np.sqrt(n / 2.0))) > SILENCE_P_VALUE
+
+
+def reallocate(ends: tuple[int, ...], silent: Sequence[bool]) -> list[tuple[int, ...]]:
+    """Certification segment ends per pair: a silent pair keeps :data:`SILENT_SHARE` of its draws
+    and the others share what it gives up equally, the total unchanged (or a few draws fewer from
+    rounding).  Nothing moves when no pair or every pair is silent.
+
+    Decided from selection draws only, before any certification draw is made, so certification
+    counts stay binomial given their (now pair-specific) sizes and every bound keeps its level:
+    this is issue 18's "draws spent where the evidence is"."""
+    pairs, quiet = len(silent), int(sum(silent))
+    if quiet in (0, pairs):
+        return [ends] * pairs
+    total = ends[-1]
+    # With looks, a silent pair keeps enough for every look to have a few draws.
+    kept = max(min(total, _MIN_LOOKED) if len(ends) > 1 else 1, int(total * SILENT_SHARE))
+    extra = (total - kept) * quiet // (pairs - quiet)
+    sizes = [kept if is_silent else total + extra for is_silent in silent]
+    return [_ends(size) if len(ends) > 1 else (size,) for size in sizes]

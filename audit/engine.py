@@ -54,7 +54,7 @@ from .parallelism import check_backend_options
 from .report import draw_counts
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
-from .allocation import Allocation, allocate, training_draws
+from .allocation import Allocation, allocate, looks_silent, reallocate, training_draws
 from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
                        chunk_rng, run_chunk)
 from .search import is_search, resolve_search
@@ -150,18 +150,17 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
                                statistic_label(statistic), allocation)
 
+    # Chunk plans per phase and pair (all pairs alike until certification is reallocated).
     plans, segments = {}, {}
     if n_train:
-        plans[Phase.TRAINING] = chunk_plan(n_train, chunk)
+        plans[Phase.TRAINING] = [chunk_plan(n_train, chunk)] * len(pairs)
         job = _replace(job, training=training_plan(statistic, n_train, chunk, output_dim))
-    plans[Phase.PILOT] = chunk_plan(allocation.pilot, chunk)
+    plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * len(pairs)
     for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
                         (Phase.CERTIFICATION, allocation.certification_ends)):
-        parts = [chunk_plan(size, chunk) for size in allocation.segments(ends)]
-        plans[phase] = [size for part in parts for size in part]
-        bounds = np.cumsum([0] + [len(part) for part in parts])
-        segments[phase] = [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-    total = sum(len(plan) for plan in plans.values()) * 2 * len(pairs)
+        plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+        plans[phase], segments[phase] = [plan] * len(pairs), [ranges] * len(pairs)
+    total = sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
@@ -176,8 +175,15 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         job = run.job = _replace(job, binnings=binnings)
         for look in range(allocation.looks):
             selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
+            if look == 0 and len(pairs) > 1:  # decided on selection draws, before any certification
+                certification_ends = reallocate(allocation.certification_ends,
+                                                [looks_silent(counts) for counts in selection])
+                for index, ends in enumerate(certification_ends):
+                    plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+                    run.plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
+                bar.total = sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
             certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
-            n_certify, last = certification[0].n, look == allocation.looks - 1
+            n_certify, last = [counts.n for counts in certification], look == allocation.looks - 1
             events = select_events(selection, claim, budget, n_certify, look, curves=last)
             certified = certify(events, certification, binnings, claim, bounds=last)
             if _violates(certified, claim):
@@ -198,15 +204,15 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
 
     used = {"look": look + 1, "looks": allocation.looks, "stopped_early": look + 1 < allocation.looks,
             "selection": allocation.selection_ends[look],
-            "certification": allocation.certification_ends[look]}
+            "certification": [counts.n for counts in certification]}
     statistic_info = {"option": statistic_label(statistic), "training_samples": n_train,
                       "pairs": [dict(s.to_dict(), **notes) for s, (_, notes) in zip(statistics, fitted)]}
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
     phases = {"probe": PROBE_DRAWS, "training": allocation.training, "pilot": allocation.pilot,
-              "selection": used["selection"], "certification": used["certification"]}
-    return _replace(report, draws=draw_counts(phases, len(pairs), looks={
+              "selection": used["selection"]}
+    return _replace(report, draws=draw_counts(phases, len(pairs), certification=used["certification"], looks={
         "look": used["look"], "of": used["looks"], "stopped_early": used["stopped_early"],
         "planned": allocation.to_dict()}))
 
@@ -365,15 +371,16 @@ class _PhaseRunner:
             save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
                                    "engine": ENGINE_VERSION}, self.arrays)
 
-    def _run(self, phase: Phase, fold, chunks: Optional[range] = None) -> None:
-        plan = self.plans[phase]
-        chunks = range(len(plan)) if chunks is None else chunks
+    def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None) -> None:
+        """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans."""
+        plans = self.plans[phase]
         pairs = len(self.job.datasets)
+        chunks = [range(len(plan)) for plan in plans] if chunks is None else chunks
         done_key = f"{phase.name.lower()}_done"
-        done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, len(plan)), dtype=bool))
-        self.bar.update(int(done[:, :, chunks.start:chunks.stop].sum()))
-        tasks = [ChunkTask(p, s, phase, c, plan[c]) for p in range(pairs) for s in (0, 1)
-                 for c in chunks if not done[p, s, c]]
+        done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, max(map(len, plans))), dtype=bool))
+        self.bar.update(int(sum(done[p, :, r.start:r.stop].sum() for p, r in enumerate(chunks))))
+        tasks = [ChunkTask(p, s, phase, c, plans[p][c]) for p in range(pairs) for s in (0, 1)
+                 for c in chunks[p] if not done[p, s, c]]
         # One ordered stream per phase (no barrier between batches, so workers never wait for a
         # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
         results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
@@ -387,7 +394,7 @@ class _PhaseRunner:
 
     def training(self) -> list[tuple[TrainingData, TrainingData]]:
         """Run the training chunks and fold each side's summaries (kept in the checkpoint)."""
-        pairs, plan = len(self.job.datasets), self.plans[Phase.TRAINING]
+        pairs, plan = len(self.job.datasets), self.plans[Phase.TRAINING][0]
 
         def fold(task, result):
             self.arrays.update(result.to_arrays(_training_key(task.pair, task.side, task.chunk)))
@@ -399,7 +406,7 @@ class _PhaseRunner:
                 for p in range(pairs)]
 
     def pilot(self) -> tuple[Binning, ...]:
-        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT]))
+        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT][0]))
         low = self.arrays.setdefault("pilot_min", np.full(shape, np.inf))
         high = self.arrays.setdefault("pilot_max", np.full(shape, -np.inf))
 
@@ -410,8 +417,9 @@ class _PhaseRunner:
         return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
                      for p in range(shape[0]))
 
-    def histograms(self, phase: Phase, segments: list[range], look: int) -> list[PairCounts]:
-        """Run segment ``look`` of the phase and return the counts of segments 0..look.
+    def histograms(self, phase: Phase, segments: list[list[range]], look: int) -> list[PairCounts]:
+        """Run segment ``look`` of the phase (``segments``: per pair, its segments' chunk ranges)
+        and return the counts of segments 0..look.
 
         Each segment keeps its own counts (in the checkpoint too), so a resumed run folds exactly
         the same samples into each look as an uninterrupted one.
@@ -423,10 +431,18 @@ class _PhaseRunner:
         def fold(task, result):
             counts[task.pair, task.side] += result
 
-        self._run(phase, fold, segments[look])
+        self._run(phase, fold, [pair_segments[look] for pair_segments in segments])
         total = sum(self.arrays[f"{phase.name.lower()}_counts_{i}"] for i in range(look + 1))
-        n = sum(self.plans[phase][c] for i in range(look + 1) for c in segments[i])
-        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n) for p in range(pairs)]
+        n = [sum(plan[c] for i in range(look + 1) for c in pair_segments[i])
+             for plan, pair_segments in zip(self.plans[phase], segments)]
+        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n[p]) for p in range(pairs)]
+
+
+def _segment_plan(sizes: list[int], chunk: int) -> tuple[list[int], list[range]]:
+    """The chunk plan of consecutive segments of ``sizes`` draws, and each segment's chunk range."""
+    parts = [chunk_plan(size, chunk) for size in sizes]
+    bounds = np.cumsum([0] + [len(part) for part in parts])
+    return [size for part in parts for size in part], [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _training_key(pair: int, side: int, chunk: int) -> str:

@@ -78,18 +78,28 @@ def format_number(value: Any, digits: int = 4, missing: str = "unknown") -> str:
     return f"{number:.{digits}g}"
 
 
-def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None) -> dict:
+def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None,
+                certification: Optional[list] = None) -> dict:
     """How many outputs the audit drew from the mechanism, per side.
 
     ``phases`` maps each phase to the draws per pair and side it actually made (a phase cut short
     by early stopping counts what it drew).  Every pair has two sides (its two datasets), each drawn
     ``per_pair_per_side`` times in total, so a side over all ``pairs`` is ``per_side`` draws and the
     whole audit ``2 · per_side`` (the accuracy audit, if any, draws ``accuracy.samples`` more).
+    ``certification`` lists each pair's certification draws per side where they differ (pairs that
+    looked silent gave theirs to the others); ``per_pair_per_side`` then shows their mean.
     ``looks`` says at which look of how many the audit stopped.
     """
     phases = {phase: int(count) for phase, count in phases.items() if count}
-    per_pair = sum(phases.values())
-    draws = {"per_side": int(pairs) * per_pair, "pairs": int(pairs), "per_pair_per_side": phases}
+    certified = [int(count) for count in certification or []]
+    total_certification = sum(certified)
+    if certified:
+        phases["certification"] = int(round(total_certification / len(certified)))
+    per_pair = sum(count for phase, count in phases.items() if phase != "certification" or not certified)
+    draws = {"per_side": int(pairs) * per_pair + total_certification, "pairs": int(pairs),
+             "per_pair_per_side": phases}
+    if len(set(certified)) > 1:
+        draws["certification_per_pair"] = certified
     if looks is not None:
         draws["looks"] = looks
     return draws
@@ -113,7 +123,11 @@ def draws_text(draws: dict) -> str:
     stop = ""
     if looks and looks.get("stopped_early"):
         stop = f"; stopped early at look {looks['look']} of {looks['of']}, a violation being certified"
-    return (f"{int(draws['per_side']):,} per side in total ({draws['pairs']} pair(s) × ({phases}){stop})")
+    moved = ""
+    if draws.get("certification_per_pair"):
+        moved = ("; certification draws moved to the pairs with evidence: "
+                 + " / ".join(f"{count:,}" for count in draws["certification_per_pair"]))
+    return (f"{int(draws['per_side']):,} per side in total ({draws['pairs']} pair(s) × ({phases}){stop}{moved})")
 
 
 def claim_label(claim: dict) -> str:

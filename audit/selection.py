@@ -266,15 +266,17 @@ def headline_slots(claim) -> tuple[str, ...]:
     return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}", "mu")
 
 
-def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
+def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                   look: int = -1, *, headline: bool = True, curves: bool = True) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
-    Candidates are scored at the certification size ``n_certify`` with predicted, pessimistic
-    counts (the winner's-curse correction of the module docstring).  ``headline``/``curves`` pick
-    the families (an early look needs the curves only if it stops the audit)."""
+    Candidates are scored at each pair's certification size ``n_certify`` (one number for all
+    pairs, or one per pair) with predicted, pessimistic counts (the winner's-curse correction of
+    the module docstring).  ``headline``/``curves`` pick the families (an early look needs the
+    curves only if it stops the audit)."""
     events: list[Event] = []
-    tails = [_predicted(*counts.tails(), counts.n, n_certify) for counts in selection]
+    sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
+    tails = [_predicted(*counts.tails(), counts.n, size) for counts, size in zip(selection, sizes)]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
     for slot in budget.headline_slots if headline else ():
@@ -283,7 +285,7 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify:
         best = None
         for pair, (count_a, count_b) in enumerate(tails):
             if (pair, proxy) not in points:
-                points[pair, proxy] = _points(count_a, count_b, n_certify, proxy)
+                points[pair, proxy] = _points(count_a, count_b, sizes[pair], proxy)
             scores = _scores(slot, *points[pair, proxy])
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
             if best is None or scores[o, j] > best[0]:
@@ -295,7 +297,7 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify:
     slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
     level = budget.curve_level_of(look)
     for pair, ((count_a, count_b), counts) in enumerate(zip(tails, selection)):
-        alpha_hi, beta_hi = _points(count_a, count_b, n_certify, level)
+        alpha_hi, beta_hi = _points(count_a, count_b, sizes[pair], level)
         for slot in slots:
             scores = _scores(slot, alpha_hi, beta_hi)
             o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
