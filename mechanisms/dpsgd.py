@@ -33,6 +33,15 @@ methods raise ``NotImplementedError`` (the fault classes in :mod:`mechanisms.fau
 The training-process options ``clipping``, ``noise``, ``sampling`` and ``accountant_steps`` exist
 to model implementation mistakes (:mod:`mechanisms.faulty`); their defaults are the correct
 algorithm.
+
+**Crafted training set** (``background=g``, a number in [−1, 1]): the n training examples are
+replaced by examples whose gradient is the fixed vector g·C·u (u the canary's direction), whatever
+θ, so every batch sum is known to the adversary apart from the canary's contribution.  This is
+the white-box adversary who chose the whole training set (Nasr, Song, Thakurta, Papernot &
+Carlini 2021), and the kind of dataset behind the lower bounds for shuffled batches of Chua,
+Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang (ICML 2024).  Since ‖g·C·u‖ ≤ C, per-example
+clipping leaves these gradients unchanged, so the accountant's claim covers this data set as any
+other (:mod:`mechanisms.dpsgd_shuffle` has the law of the shuffled trainer's view).
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from .claims import ApproxDP, Relation
 from .dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
 from .dpsgd_canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
 from .dpsgd_data import TrainingData, make_training_data
+from .dpsgd_shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
 
 __all__ = ["DPSGD", "VIEWS", "SMALL_CONFIGURATION"]
 
@@ -77,6 +87,8 @@ class DPSGD:
     sampling : "poisson" (correct) or "shuffle" (each epoch of round(1/q) steps partitions a random
         permutation into equal batches).
     accountant_steps : steps given to the accountant (default ``steps``).
+    background : None (the logistic data set) or g in [−1, 1]: the n training examples all have the
+        fixed gradient g·C·u (see the module docstring); needs a gradient canary.
     """
 
     q: float = 0.1
@@ -94,6 +106,7 @@ class DPSGD:
     noise: str = "scaled"
     sampling: str = "poisson"
     accountant_steps: Optional[int] = None
+    background: Optional[float] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", check_open_unit("q", self.q))
@@ -111,6 +124,14 @@ class DPSGD:
         if self.view == "final-loss" and not isinstance(self.canary, InputCanary):
             raise ValueError("view='final-loss' needs an InputCanary (a gradient canary has no loss), "
                              f"got {self.canary!r}")
+        if self.background is not None:
+            if isinstance(self.background, bool) or not isinstance(self.background, (int, float)) \
+                    or not -1.0 <= self.background <= 1.0:
+                raise ValueError(f"`background` must be None or a number in [-1, 1], got {self.background!r}")
+            if not isinstance(self.canary, GradientCanary):
+                raise ValueError("`background` (a crafted training set of gradients) needs a GradientCanary, "
+                                 f"got {self.canary!r}")
+            object.__setattr__(self, "background", float(self.background))
         steps = self.steps if self.accountant_steps is None else self.accountant_steps
         object.__setattr__(self, "accountant_steps", check_int("accountant_steps", steps, minimum=1))
         data = make_training_data(self.n, self.features, seed=self.data_seed)
@@ -121,8 +142,9 @@ class DPSGD:
         else:
             object.__setattr__(self, "_canary_x", self.canary.features(data.width))
         object.__setattr__(self, "_unit", unit)
+        fixed = None if self.background is None else self.background * self.clip * unit
         object.__setattr__(self, "_layout", _Layout(data.x, data.y, np.linalg.norm(data.x, axis=1),
-                                                     unit[None, :]))
+                                                     unit[None, :], fixed))
 
     # -- what the audit engine sees --------------------------------------------------------------
     relation = Relation.ADD_REMOVE
@@ -169,7 +191,8 @@ class DPSGD:
                                         (f"accountant T={self.accountant_steps}",
                                          self.accountant_steps != self.steps)) if on]
         tag = f", {'; '.join(faults)}" if faults else ""
-        return (f"DPSGD[logreg, {self.view}](q={self.q:g}, σ={self.sigma:g}, T={self.steps}, "
+        data = "logreg" if self.background is None else f"crafted data {self.background:g}·C·u"
+        return (f"DPSGD[{data}, {self.view}](q={self.q:g}, σ={self.sigma:g}, T={self.steps}, "
                 f"C={self.clip:g}{tag})")
 
     def __repr__(self) -> str:
@@ -198,6 +221,25 @@ class DPSGD:
         return LikelihoodRatioSum(tuple(self._gradient_unit()), self.steps, self.q,
                                   self.canary_shift, self.noise_std)
 
+    def shuffled_pair(self) -> ShuffledCanaryPair:
+        """The law of the canary coordinate under "no canary" and "add the canary" with shuffled
+        batches (:mod:`mechanisms.dpsgd_shuffle`); the data's gradient along u is ``background``·C
+        (0 for the logistic data and a Dirac canary)."""
+        unit = self._gradient_unit()
+        if self.sampling != "shuffle" or self.clipping != "per-example":
+            raise ValueError("the shuffled pair needs sampling='shuffle' and per-example clipping, got "
+                             f"sampling={self.sampling!r}, clipping={self.clipping!r}")
+        if self.background is None and not np.allclose(self.data.x @ unit, 0.0):
+            raise ValueError("with the logistic data set the shuffled pair is known for the Dirac "
+                             f"canary only, got {self.canary.label}")
+        return ShuffledCanaryPair.for_trainer(self.n, round(1.0 / self.q), self.steps,
+                                              background=self.background or 0.0, shift=self.canary_shift,
+                                              clip=self.clip, noise=self.noise_std)
+
+    def shuffled_likelihood_ratio_score(self) -> ShuffledLikelihoodRatio:
+        """The log-likelihood ratio of :meth:`shuffled_pair` as a statistic of the updates."""
+        return ShuffledLikelihoodRatio(tuple(self._gradient_unit()), self.shuffled_pair())
+
     def _gradient_unit(self) -> np.ndarray:
         if self.view != "updates" or not isinstance(self.canary, GradientCanary):
             raise ValueError("the projection scores need view='updates' and a gradient canary")
@@ -209,7 +251,8 @@ class DPSGD:
             raise NotImplementedError(f"{self.name}: only the add-remove relation is modelled")
         known = (self.view == "updates" and isinstance(self.canary, GradientCanary)
                  and isinstance(self.canary.direction, str) and self.canary.direction == "dirac"
-                 and self.clipping == "per-example" and self.sampling == "poisson")
+                 and self.clipping == "per-example" and self.sampling == "poisson"
+                 and self.background is None)
         if not known:
             raise NotImplementedError(f"exact privacy of {self.name} with {self.canary.label} is unknown")
         return self.noise_std / self.canary_shift
@@ -248,6 +291,9 @@ class DPSGD:
         if not isinstance(self.canary, GradientCanary):
             raise ValueError("one-run auditing here uses gradient canaries; the mechanism has "
                              f"{self.canary.label}")
+        if self.background is not None:
+            raise ValueError("one-run auditing is implemented for the logistic data set only "
+                             f"(background=None), got background={self.background!r}")
         data = self.data
         x = np.concatenate([data.x[:, :-1], np.zeros((data.n, m))], axis=1)
         units = np.zeros((m, x.shape[1]))
@@ -294,10 +340,14 @@ class DPSGD:
         x, y = layout.x, layout.y
         n = x.shape[0]
         per_example = self.clipping == "per-example"
-        residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
-        if per_example:
-            residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * layout.x_norm, 1e-300))
-        total = (residual * mask[:, :n]) @ x
+        if layout.fixed is not None:  # crafted data: every example's gradient is the same vector,
+            # of norm ≤ C, so clipping leaves it unchanged
+            total = mask[:, :n].sum(axis=1, dtype=np.float64)[:, None] * layout.fixed[None, :]
+        else:
+            residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
+            if per_example:
+                residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * layout.x_norm, 1e-300))
+            total = (residual * mask[:, :n]) @ x
         if weights.size:
             total += self._canary_sum(layout, theta, mask[:, n:], weights, per_example)
         if not per_example:
@@ -320,10 +370,12 @@ class DPSGD:
 
 
 class _Layout(NamedTuple):
-    """The training rows: features (n, p), labels, feature norms, and the canaries' unit gradients
-    (m, p) (row i for canary row i; only gradient canaries use them)."""
+    """The training rows: features (n, p), labels, feature norms, the canaries' unit gradients
+    (m, p) (row i for canary row i; only gradient canaries use them), and the fixed gradient (p,)
+    of every training example of a crafted data set (None: the logistic gradients)."""
 
     x: np.ndarray
     y: np.ndarray
     x_norm: np.ndarray
     units: np.ndarray
+    fixed: Optional[np.ndarray] = None
