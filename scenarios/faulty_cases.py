@@ -201,8 +201,10 @@ def dpsgd_shuffling(background: float = -1.0):
     per epoch y ~ N(0, σ²I) without it and Σ_J P(J) N(d_J, σ²I) with it
     (:mod:`mechanisms.dpsgd_shuffle`).  Under Poisson sampling the same data set meets the claim.
     At the small configuration (q = 0.5, σ = 1, T = 4, δ = 1e-3; claim ε = 4.481) the pair's
-    ε(1e-3) is at least 7.63 (closed-form threshold events, a lower bound) and about 11.2 (Monte
-    Carlo of the exact likelihood ratio, an estimate).  Exact truth: **unknown** (no closed form).
+    ε(1e-3), which is the trainer's (nothing else moves any coordinate), is at least 11.21 (exact
+    quadrature of a rounded view: a lower bound), and at least 7.63 from closed-form threshold
+    events; the Monte Carlo estimate of the exact likelihood ratio gives 11.20 [11.16, 11.24]
+    (2·10⁶ draws).  Exact truth: **unknown** (no closed form; the lower bounds prove the violation).
 
     With the logistic data instead (``background=None``, i.e. the other examples contribute 0 along
     u) the pair is "one of K coordinates shifted" against "none", which here is *more* private than
