@@ -188,6 +188,7 @@ class ShuffledCanaryPair:
         delta = check_open_unit("delta", delta)
         draws = check_int("draws", draws, minimum=100)
         confidence = check_open_unit("confidence", confidence)
+        block = check_int("block", block, minimum=1)
         z = float(stats.norm.ppf(0.5 + confidence / 2))
         rng = np.random.default_rng(check_int("seed", seed, minimum=0))
         best: Optional[EpsilonEstimate] = None
@@ -217,11 +218,17 @@ class ShuffledCanaryPair:
         epoch none has.  Coordinates are independent normals given J and epochs are independent, so
         P_D(B_t) = Π_e Φ(t/σ)^{r_e} and P_{D'}(B_t) = Π_e Σ_J P(J) Π_{j<r_e} Φ((t − d_Jj)/σ), and
         likewise for A_t.  Any event E gives ε(δ) ≥ log((P(E) − δ)/Q(E)); the bound is the largest
-        over t on a grid, both events and both directions.
+        over t on a grid (``thresholds``; default 3201 points from 8σ below the lowest mean shift to
+        8σ above the highest), both events and both directions.
         """
         delta = check_open_unit("delta", delta)
         _, shifts, weights = self._arrays()
-        t = np.linspace(-8.0, 8.0, 3201) * self.noise if thresholds is None else np.asarray(thresholds, float)
+        if thresholds is None:  # from 8σ below the lowest mean to 8σ above the highest
+            t = np.linspace(min(0.0, shifts.min()) - 8.0 * self.noise, max(0.0, shifts.max()) + 8.0 * self.noise, 3201)
+        else:
+            t = np.asarray(thresholds, dtype=np.float64)
+            if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all():
+                raise ValueError(f"`thresholds` must be a non-empty 1-D array of finite numbers, got {thresholds!r}")
         log_none_d = np.zeros_like(t)   # log P_D(B_t)
         log_none_n = np.zeros_like(t)   # log P_{D'}(B_t)
         log_some_d = np.zeros_like(t)
@@ -264,6 +271,9 @@ class ShuffledCanaryPair:
         batches of an epoch (K ≤ 2 at the defaults).
         """
         delta = check_open_unit("delta", delta)
+        step = check_finite_positive("step", step)
+        span = check_finite_positive("span", span)
+        bins = check_int("bins", bins, minimum=2)
         _, shifts, weights = self._arrays()
         sigma = self.noise
         composed = None
@@ -297,6 +307,8 @@ class ShuffledCanaryPair:
         for a, b in ((q, p), (p, q)):
             keep = a > 0
             a, b = a[keep], b[keep]
+            if a[b == 0].sum() > delta:  # outcomes impossible under the other side carry more than δ
+                return float("inf")
             best = max(best, _solve(lambda e: np.maximum(0.0, a - np.exp(e) * b).sum() - delta,
                                     float(np.log(a / np.maximum(b, 1e-300)).max())))
         return best
@@ -328,9 +340,11 @@ def _solve(f, high: float) -> float:
     if f(0.0) <= 0:
         return 0.0
     high = max(high, 1.0)
-    while f(high) > 0:
+    for _ in range(60):
+        if f(high) <= 0:
+            return float(optimize.brentq(f, 0.0, high, xtol=1e-6))
         high *= 2
-    return float(optimize.brentq(f, 0.0, high, xtol=1e-6))
+    raise ArithmeticError(f"no ε ≤ {high:g} meets δ: the privacy loss is unbounded at this δ")
 
 
 @dataclass(frozen=True)

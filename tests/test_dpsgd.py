@@ -292,6 +292,17 @@ def test_shuffled_pair_validation():
         ShuffledCanaryPair(2, 1.0, (0.0, 0.0), ((1.0, 0.0), (0.0, 1.0)), (0.5, 0.6))
     with pytest.raises(ValueError, match="`noise`"):
         ShuffledCanaryPair(2, 0.0, (0.0,), ((1.0,),), (1.0,))
+    gaussian = ShuffledCanaryPair(1, 1.0, (0.0,), ((1.0,),), (1.0,))
+    with pytest.raises(ValueError, match="`step`"):
+        gaussian.grid_lower_bound(1e-3, step=-0.1)
+    with pytest.raises(ValueError, match="`bins`"):
+        gaussian.grid_lower_bound(1e-3, bins=1)
+    with pytest.raises(ValueError, match="`delta`"):
+        gaussian.epsilon(0.0, draws=1_000, seed=1)
+    with pytest.raises(ValueError, match="`thresholds`"):
+        gaussian.event_lower_bound(1e-3, thresholds=np.array([np.nan]))
+    with pytest.raises(ValueError, match="`y`"):
+        gaussian.loss(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="background"):
         DPSGD(**TINY, background=-1.0).one_run_scores(10, np.random.default_rng(SEED))
     with pytest.raises(NotImplementedError, match="unknown"):
