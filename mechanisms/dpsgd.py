@@ -58,6 +58,7 @@ from .claims import ApproxDP, Relation
 from .dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
 from .dpsgd_canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
 from .dpsgd_data import TrainingData, make_training_data
+from .dpsgd_mlp import OneHiddenLayer
 from .dpsgd_shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
 
 __all__ = ["DPSGD", "VIEWS", "SMALL_CONFIGURATION"]
@@ -89,6 +90,10 @@ class DPSGD:
     accountant_steps : steps given to the accountant (default ``steps``).
     background : None (the logistic data set) or g in [−1, 1]: the n training examples all have the
         fixed gradient g·C·u (see the module docstring); needs a gradient canary.
+    model : "logreg" (logistic regression) or "mlp" (one hidden layer of ``hidden`` tanh units,
+        :mod:`mechanisms.dpsgd_mlp`; a Dirac canary is then the weight of hidden unit 0 on the
+        canary input coordinate).
+    hidden : hidden units of the "mlp" model.
     """
 
     q: float = 0.1
@@ -107,6 +112,8 @@ class DPSGD:
     sampling: str = "poisson"
     accountant_steps: Optional[int] = None
     background: Optional[float] = None
+    model: str = "logreg"
+    hidden: int = 8
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", check_open_unit("q", self.q))
@@ -119,6 +126,9 @@ class DPSGD:
         check_choice("clipping", self.clipping, ("per-example", "batch"))
         check_choice("noise", self.noise, ("scaled", "unscaled"))
         check_choice("sampling", self.sampling, ("poisson", "shuffle"))
+        check_choice("model", self.model, ("logreg", "mlp"))
+        object.__setattr__(self, "hidden", check_int("hidden", self.hidden, minimum=1))
+        object.__setattr__(self, "_mlp", OneHiddenLayer(self.hidden) if self.model == "mlp" else None)
         if not isinstance(self.canary, (GradientCanary, InputCanary)):
             raise TypeError(f"`canary` must be a GradientCanary or an InputCanary, got {self.canary!r}")
         if self.view == "final-loss" and not isinstance(self.canary, InputCanary):
@@ -136,9 +146,9 @@ class DPSGD:
         object.__setattr__(self, "accountant_steps", check_int("accountant_steps", steps, minimum=1))
         data = make_training_data(self.n, self.features, seed=self.data_seed)
         object.__setattr__(self, "_data", data)
-        unit = np.zeros(data.width)
+        unit = np.zeros(self.parameter_count)
         if isinstance(self.canary, GradientCanary):
-            unit = self.canary.unit(data.x, data.y)
+            unit = self.canary.unit(data.x, data.y) if self._mlp is None else self._mlp_unit(data)
         else:
             object.__setattr__(self, "_canary_x", self.canary.features(data.width))
         object.__setattr__(self, "_unit", unit)
@@ -179,9 +189,34 @@ class DPSGD:
         return min(self.canary.norm, self.clip)
 
     @property
+    def parameter_count(self) -> int:
+        """P, the number of model parameters (p for logistic regression, h·p + h for the network)."""
+        return self.data.width if self._mlp is None else self._mlp.size(self.data.width)
+
+    @property
     def output_dim(self) -> int:
-        return {"updates": self.steps * self.data.width, "final-model": self.data.width,
+        return {"updates": self.steps * self.parameter_count, "final-model": self.parameter_count,
                 "final-loss": 1}[self.view]
+
+    def _mlp_unit(self, data: TrainingData) -> np.ndarray:
+        """The gradient canary's unit direction in the network's parameter space."""
+        size, direction = self._mlp.size(data.width), self.canary.direction
+        if isinstance(direction, str) and direction == "dirac":
+            u = np.zeros(size)
+            u[self._mlp.dirac_index(data.width)] = 1.0
+            return u
+        if isinstance(direction, str):  # "opposing": minus the data's summed gradient at θ₀
+            theta = self._mlp.initial(data.width)[None, :]
+            u = -self._mlp.clipped_sum(theta, data.x, data.y, np.linalg.norm(data.x, axis=1),
+                                       np.ones((1, data.n)), None)[0]
+        else:
+            u = np.asarray(direction, dtype=np.float64).reshape(-1)
+            if u.shape != (size,):
+                raise ValueError(f"canary `direction` must have length {size}, got shape {u.shape}")
+        norm = np.linalg.norm(u)
+        if not norm > 0:
+            raise ValueError("canary `direction` must be a non-zero vector")
+        return u / norm
 
     @property
     def name(self) -> str:
@@ -191,7 +226,8 @@ class DPSGD:
                                         (f"accountant T={self.accountant_steps}",
                                          self.accountant_steps != self.steps)) if on]
         tag = f", {'; '.join(faults)}" if faults else ""
-        data = "logreg" if self.background is None else f"crafted data {self.background:g}·C·u"
+        model = "logreg" if self._mlp is None else f"mlp h={self.hidden}"
+        data = model if self.background is None else f"{model}, crafted data {self.background:g}·C·u"
         return (f"DPSGD[{data}, {self.view}](q={self.q:g}, σ={self.sigma:g}, T={self.steps}, "
                 f"C={self.clip:g}{tag})")
 
@@ -229,7 +265,8 @@ class DPSGD:
         if self.sampling != "shuffle" or self.clipping != "per-example":
             raise ValueError("the shuffled pair needs sampling='shuffle' and per-example clipping, got "
                              f"sampling={self.sampling!r}, clipping={self.clipping!r}")
-        if self.background is None and not np.allclose(self.data.x @ unit, 0.0):
+        dirac = isinstance(self.canary.direction, str) and self.canary.direction == "dirac"
+        if self.background is None and not (dirac or (self._mlp is None and np.allclose(self.data.x @ unit, 0.0))):
             raise ValueError("with the logistic data set the shuffled pair is known for the Dirac "
                              f"canary only, got {self.canary.label}")
         return ShuffledCanaryPair.for_trainer(self.n, round(1.0 / self.q), self.steps,
@@ -291,9 +328,9 @@ class DPSGD:
         if not isinstance(self.canary, GradientCanary):
             raise ValueError("one-run auditing here uses gradient canaries; the mechanism has "
                              f"{self.canary.label}")
-        if self.background is not None:
-            raise ValueError("one-run auditing is implemented for the logistic data set only "
-                             f"(background=None), got background={self.background!r}")
+        if self.background is not None or self._mlp is not None:
+            raise ValueError("one-run auditing is implemented for logistic regression on the logistic "
+                             f"data set only, got model={self.model!r}, background={self.background!r}")
         data = self.data
         x = np.concatenate([data.x[:, :-1], np.zeros((data.n, m))], axis=1)
         units = np.zeros((m, x.shape[1]))
@@ -308,9 +345,11 @@ class DPSGD:
     def _train(self, layout: "_Layout", weights: np.ndarray, runs: int, rng: np.random.Generator,
                view: str) -> np.ndarray:
         x = layout.x
-        n, width = x.shape
+        n = x.shape[0]
+        width = x.shape[1] if self._mlp is None else self._mlp.size(x.shape[1])
         m = weights.size
-        theta = np.zeros((runs, width))
+        theta = (np.zeros((runs, width)) if self._mlp is None
+                 else np.tile(self._mlp.initial(x.shape[1]), (runs, 1)))
         updates = np.empty((runs, self.steps, width)) if view == "updates" else None
         batches = round(1.0 / self.q)
         batch_of = None
@@ -331,7 +370,8 @@ class DPSGD:
             return updates.reshape(runs, -1)
         if view == "final-model":
             return theta
-        margin = (2.0 * self.canary.y - 1.0) * (theta @ self._canary_x)
+        output = theta @ self._canary_x if self._mlp is None else self._mlp.output(theta, self._canary_x[None, :])[:, 0]
+        margin = (2.0 * self.canary.y - 1.0) * output
         return np.logaddexp(0.0, -margin)[:, None]
 
     def _gradient_sum(self, layout: "_Layout", theta: np.ndarray, mask: np.ndarray,
@@ -343,6 +383,9 @@ class DPSGD:
         if layout.fixed is not None:  # crafted data: every example's gradient is the same vector,
             # of norm ≤ C, so clipping leaves it unchanged
             total = mask[:, :n].sum(axis=1, dtype=np.float64)[:, None] * layout.fixed[None, :]
+        elif self._mlp is not None:
+            total = self._mlp.clipped_sum(theta, x, y, layout.x_norm, mask[:, :n],
+                                          self.clip if per_example else None)
         else:
             residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
             if per_example:
@@ -361,6 +404,13 @@ class DPSGD:
             scale = np.minimum(norms, self.clip) if clipped else norms
             return (mask * scale) @ layout.units
         xc = self._canary_x
+        if self._mlp is not None:  # row i's gradient is w_i · g_r, g_r the canary's gradient in run r
+            g = self._mlp.example_gradient(theta, xc, self.canary.y)  # (runs, P)
+            coef = np.broadcast_to(weights[None, :], mask.shape)
+            if clipped:
+                norm = coef * np.linalg.norm(g, axis=1, keepdims=True)
+                coef = coef * np.minimum(1.0, self.clip / np.maximum(norm, 1e-300))
+            return (coef * mask).sum(axis=1)[:, None] * g
         residual = special.expit(theta @ xc) - self.canary.y  # (runs,)
         coef = weights[None, :] * residual[:, None]  # (runs, m)
         if clipped:

@@ -319,3 +319,66 @@ def test_shuffling_is_refuted_and_poisson_is_not_on_the_crafted_data_set():
     poisson = DPSGD(**SMALL_CONFIGURATION, background=-1.0)
     assert poisson.claim == shuffled.claim
     assert _audit(poisson, 20_000, SEED, statistic).verdict.value == "NOT_REFUTED"
+
+
+# -- the one-hidden-layer network (mechanisms.dpsgd_mlp) -----------------------------------------
+from mechanisms.dpsgd_mlp import OneHiddenLayer  # noqa: E402
+
+
+def test_network_gradients_match_finite_differences_and_clip_to_c():
+    network = OneHiddenLayer(5)
+    rng = np.random.default_rng(SEED)
+    x, y = rng.normal(size=(3, 6)), np.array([1.0, 0.0, 1.0])
+    theta = rng.normal(size=(2, network.size(6)))
+
+    def loss(th):
+        f = network.output(th[None, :], x)[0]
+        return np.sum(np.logaddexp(0.0, f) - y * f)
+
+    exact = network.clipped_sum(theta, x, y, np.linalg.norm(x, axis=1), np.ones((2, 3)), None)
+    for r in range(2):  # central differences with h = 1e-6: error O(h²) plus rounding O(1e-16/h)
+        numeric = [(loss(theta[r] + 1e-6 * e) - loss(theta[r] - 1e-6 * e)) / 2e-6 for e in np.eye(theta.shape[1])]
+        np.testing.assert_allclose(exact[r], numeric, atol=1e-7)
+    for i in range(3):  # each example alone, clipped to C = 0.1: norm min(‖g_i‖, C)
+        mask = np.zeros((2, 3))
+        mask[:, i] = 1.0
+        raw = network.clipped_sum(theta, x, y, np.linalg.norm(x, axis=1), mask, None)
+        clipped = network.clipped_sum(theta, x, y, np.linalg.norm(x, axis=1), mask, 0.1)
+        np.testing.assert_allclose(np.linalg.norm(clipped, axis=1),
+                                   np.minimum(np.linalg.norm(raw, axis=1), 0.1), rtol=1e-12)
+
+
+def test_network_dirac_canary_has_the_subsampled_gaussian_law():
+    # As for logistic regression: the canary weight W_{0,p−1} sees N(0, s²) per step without the
+    # canary and (1 − q)N(0, s²) + qN(c, s²) with it.  Tolerances: 5 standard errors (normal approx.).
+    mechanism = DPSGD(**dict(TINY, steps=3), model="mlp", hidden=4)
+    assert mechanism.output_dim == 3 * (4 * 6 + 4)
+    assert mechanism.epsilon_for_delta(1e-3) == DPSGD(**dict(TINY, steps=3)).epsilon_for_delta(1e-3)
+    score, runs, T, q = mechanism.projection_score(), 20_000, 3, 0.5
+    for dataset, mean, var in ((EMPTY, 0.0, T * 1.0), (CANARY, T * q, T * (1.0 + q * (1 - q)))):
+        values = score(mechanism(dataset, runs, np.random.default_rng(SEED)))
+        assert abs(values.mean() - mean) <= 5 * math.sqrt(var / runs)
+        assert abs(values.var() - var) <= 5 * var * math.sqrt(3.0 / runs)
+
+
+def test_network_trainer_audits_like_logistic_regression():
+    correct = DPSGD(**TINY, model="mlp")
+    report = _audit(correct, 20_000, SEED)
+    assert report.verdict.value == "NOT_REFUTED" and report.epsilon_lower_bound <= report.exact_epsilon
+    faulty = DPSGD(**dict(TINY, clip=2.0), noise="unscaled", model="mlp")
+    assert _audit(faulty, 20_000, SEED).verdict.value == "VIOLATED"
+    loss = DPSGD(**TINY, model="mlp", canary=InputCanary(), view="final-loss")
+    without = loss(EMPTY, 5_000, np.random.default_rng(SEED))[:, 0]
+    with_canary = loss(CANARY, 5_000, np.random.default_rng(SEED + 1))[:, 0]
+    assert with_canary.mean() < without.mean() - 5 * math.sqrt((without.var() + with_canary.var()) / 5_000)
+
+
+def test_network_validation():
+    with pytest.raises(ValueError, match="`model`"):
+        DPSGD(**TINY, model="cnn")
+    with pytest.raises(ValueError, match="`hidden`"):
+        DPSGD(**TINY, model="mlp", hidden=0)
+    with pytest.raises(ValueError, match="model='mlp'"):
+        DPSGD(**TINY, model="mlp").one_run_scores(10, np.random.default_rng(SEED))
+    with pytest.raises(ValueError, match="`direction`"):
+        DPSGD(**TINY, model="mlp", canary=GradientCanary(direction=(1.0, 0.0)))
