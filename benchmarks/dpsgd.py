@@ -21,6 +21,8 @@ C = 1, δ = 1e-3, n = 50; accountant ε = 4.481) and prints four tables:
    threshold events and quadrature of a rounded view (both lower bounds), and Monte Carlo of the
    exact likelihood ratio (an estimate with a 95% CLT interval); against the Poisson accountant's
    claim, with the audit of the shuffled and the Poisson trainer at the same configuration.
+2c. **Network.**  The one-hidden-layer network (``model="mlp"``): tightness at the small
+   configuration, and the correct and unscaled-noise trainers.
 3. **Validity.**  R audits of the correct trainer with independent seeds: the false-VIOLATED rate
    with its Clopper–Pearson interval, and how often ε_lb exceeded the exact ε; and R audits of the
    correct trainer on the crafted data set with the shuffled pair's statistic.
@@ -187,6 +189,32 @@ def black_box(samples):
     return rows
 
 
+def network(tight_samples, fault_samples):
+    """The one-hidden-layer network (``model="mlp"``, h = 8) at the small configuration: tightness
+    of the projection sum (one look) and the correct and unscaled-noise trainers at the faulty
+    table's runs, Dirac canary."""
+    rows = []
+    correct = DPSGD(**SMALL_CONFIGURATION, model="mlp")
+    unscaled = DPSGD(**dict(SMALL_CONFIGURATION, clip=2.0), noise="unscaled", model="mlp")
+    plan = [("correct", correct, "projection sum", tight_samples, False),
+            ("correct", correct, "likelihood ratio", fault_samples, True),
+            ("dpsgd-unscaled-noise", unscaled, "likelihood ratio", fault_samples, True)]
+    for trainer, mechanism, label, samples, early in plan:
+        statistic = mechanism.projection_score() if label == "projection sum" else mechanism.likelihood_ratio_score()
+        started = time.perf_counter()
+        report = _audit(mechanism, samples, 2030, statistic, early_stopping=early)
+        limit = None if early else projection_limit(mechanism, samples).epsilon
+        rows.append({"trainer": trainer, "mechanism": mechanism.name, "statistic": label, "runs": samples,
+                     "early_stopping": early, "epsilon_lb": report.epsilon_lower_bound, "limit": limit,
+                     "ratio": None if limit is None else report.epsilon_lower_bound / limit,
+                     "claim_epsilon": mechanism.claim.epsilon,
+                     "exact_epsilon": mechanism.epsilon_for_delta(mechanism.delta),
+                     "delta_lb": report.delta_lower_bound, "verdict": report.verdict.value,
+                     "seconds": time.perf_counter() - started})
+        print(rows[-1], flush=True)
+    return rows
+
+
 def validity(runs, samples):
     """R audits with independent seeds of the correct trainer (projection sum; exact ε known) and of
     the correct trainer on the shuffled entry's crafted data set (its shuffled likelihood ratio;
@@ -277,6 +305,14 @@ def to_markdown(result) -> str:
         lines.append(f"| {r['trainer']} | {r['statistic']} | {r['runs']:,} | {_fmt(r['claim_epsilon'])} | "
                      f"{_fmt(r['epsilon_lb'])} | {_fmt(r['delta_lb'], 3)} | {r['verdict']} | {r['seconds']:.1f} |")
     lines += _shuffle_markdown(result["shuffle"])
+    if "network" in result:
+        lines += ["", "#### One-hidden-layer network (model=\"mlp\", h = 8 tanh units), Dirac canary, every update visible", "",
+                  "| trainer | statistic | runs | early stopping | ε_lb | single-event limit | ε_lb / limit | claimed ε | exact ε | δ_lb at claimed ε | verdict | time (s) |",
+                  "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+        for r in result["network"]:
+            lines.append(f"| {r['trainer']} | {r['statistic']} | {r['runs']:,} | {'yes' if r['early_stopping'] else 'no'} | "
+                         f"{_fmt(r['epsilon_lb'])} | {_fmt(r['limit'])} | {_fmt(r['ratio'], 3)} | {_fmt(r['claim_epsilon'])} | "
+                         f"{_fmt(r['exact_epsilon'])} | {_fmt(r['delta_lb'], 3)} | {r['verdict']} | {r['seconds']:.1f} |")
     validity_rows = result["validity"] if isinstance(result["validity"], list) else [result["validity"]]
     lines += ["", "#### Validity of the correct trainer", "",
               "| mechanism | statistic | audits | runs per audit | false VIOLATED [95% CP] | allowed | ε_lb > exact ε | mean ε_lb | claimed ε | exact ε | time (s) |",
@@ -321,7 +357,7 @@ def _shuffle_markdown(shuffle) -> list:
     return lines
 
 
-PARTS = ("tightness", "faulty", "black_box", "shuffle", "one_run", "validity")
+PARTS = ("tightness", "faulty", "black_box", "shuffle", "network", "one_run", "validity")
 
 
 def main(argv=None) -> dict:
@@ -359,6 +395,8 @@ def main(argv=None) -> dict:
         result["black_box"] = black_box(fault_runs)
     if "shuffle" in parts:
         result["shuffle"] = shuffle_pairs(20_000 if args.quick else 2_000_000, fault_runs)
+    if "network" in parts:
+        result["network"] = network(tight_runs[0], fault_runs)
     if "one_run" in parts:
         multi = {r["trainer"]: r["epsilon_lb"] for r in result["faulty"] if r["statistic"] == "likelihood ratio"}
         result["one_run"] = one_run([100, 1000], seeds, multi, (config["delta"], 1e-5))
