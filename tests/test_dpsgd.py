@@ -362,15 +362,15 @@ def test_network_dirac_canary_has_the_subsampled_gaussian_law():
 
 
 def test_network_trainer_audits_like_logistic_regression():
-    correct = DPSGD(**TINY, model="mlp")
-    report = _audit(correct, 20_000, SEED)
+    correct = DPSGD(**TINY, model="mlp", hidden=4)
+    report = _audit(correct, 10_000, SEED)
     assert report.verdict.value == "NOT_REFUTED" and report.epsilon_lower_bound <= report.exact_epsilon
-    faulty = DPSGD(**dict(TINY, clip=2.0), noise="unscaled", model="mlp")
-    assert _audit(faulty, 20_000, SEED).verdict.value == "VIOLATED"
-    loss = DPSGD(**TINY, model="mlp", canary=InputCanary(), view="final-loss")
-    without = loss(EMPTY, 5_000, np.random.default_rng(SEED))[:, 0]
-    with_canary = loss(CANARY, 5_000, np.random.default_rng(SEED + 1))[:, 0]
-    assert with_canary.mean() < without.mean() - 5 * math.sqrt((without.var() + with_canary.var()) / 5_000)
+    faulty = DPSGD(**dict(TINY, clip=2.0), noise="unscaled", model="mlp", hidden=4)
+    assert _audit(faulty, 10_000, SEED).verdict.value == "VIOLATED"
+    loss = DPSGD(**TINY, model="mlp", hidden=4, canary=InputCanary(), view="final-loss")
+    without = loss(EMPTY, 2_000, np.random.default_rng(SEED))[:, 0]
+    with_canary = loss(CANARY, 2_000, np.random.default_rng(SEED + 1))[:, 0]
+    assert with_canary.mean() < without.mean() - 5 * math.sqrt((without.var() + with_canary.var()) / 2_000)
 
 
 def test_network_validation():
