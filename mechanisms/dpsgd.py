@@ -33,6 +33,15 @@ methods raise ``NotImplementedError`` (the fault classes in :mod:`mechanisms.fau
 The training-process options ``clipping``, ``noise``, ``sampling`` and ``accountant_steps`` exist
 to model implementation mistakes (:mod:`mechanisms.faulty`); their defaults are the correct
 algorithm.
+
+**Crafted training set** (``background=g``, a number in [−1, 1]): the n training examples are
+replaced by examples whose gradient is the fixed vector g·C·u (u the canary's direction), whatever
+θ, so every batch sum is known to the adversary apart from the canary's contribution.  This is
+the white-box adversary who chose the whole training set (Nasr, Song, Thakurta, Papernot &
+Carlini 2021), and the kind of dataset behind the lower bounds for shuffled batches of Chua,
+Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang (ICML 2024).  Since ‖g·C·u‖ ≤ C, per-example
+clipping leaves these gradients unchanged, so the accountant's claim covers this data set as any
+other (:mod:`mechanisms.dpsgd_shuffle` has the law of the shuffled trainer's view).
 """
 
 from __future__ import annotations
@@ -49,6 +58,8 @@ from .claims import ApproxDP, Relation
 from .dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
 from .dpsgd_canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
 from .dpsgd_data import TrainingData, make_training_data
+from .dpsgd_mlp import OneHiddenLayer
+from .dpsgd_shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
 
 __all__ = ["DPSGD", "VIEWS", "SMALL_CONFIGURATION"]
 
@@ -77,6 +88,12 @@ class DPSGD:
     sampling : "poisson" (correct) or "shuffle" (each epoch of round(1/q) steps partitions a random
         permutation into equal batches).
     accountant_steps : steps given to the accountant (default ``steps``).
+    background : None (the logistic data set) or g in [−1, 1]: the n training examples all have the
+        fixed gradient g·C·u (see the module docstring); needs a gradient canary.
+    model : "logreg" (logistic regression) or "mlp" (one hidden layer of ``hidden`` tanh units,
+        :mod:`mechanisms.dpsgd_mlp`; a Dirac canary is then the weight of hidden unit 0 on the
+        canary input coordinate).
+    hidden : hidden units of the "mlp" model.
     """
 
     q: float = 0.1
@@ -94,6 +111,9 @@ class DPSGD:
     noise: str = "scaled"
     sampling: str = "poisson"
     accountant_steps: Optional[int] = None
+    background: Optional[float] = None
+    model: str = "logreg"
+    hidden: int = 8
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", check_open_unit("q", self.q))
@@ -106,23 +126,35 @@ class DPSGD:
         check_choice("clipping", self.clipping, ("per-example", "batch"))
         check_choice("noise", self.noise, ("scaled", "unscaled"))
         check_choice("sampling", self.sampling, ("poisson", "shuffle"))
+        check_choice("model", self.model, ("logreg", "mlp"))
+        object.__setattr__(self, "hidden", check_int("hidden", self.hidden, minimum=1))
+        object.__setattr__(self, "_mlp", OneHiddenLayer(self.hidden) if self.model == "mlp" else None)
         if not isinstance(self.canary, (GradientCanary, InputCanary)):
             raise TypeError(f"`canary` must be a GradientCanary or an InputCanary, got {self.canary!r}")
         if self.view == "final-loss" and not isinstance(self.canary, InputCanary):
             raise ValueError("view='final-loss' needs an InputCanary (a gradient canary has no loss), "
                              f"got {self.canary!r}")
+        if self.background is not None:
+            if isinstance(self.background, bool) or not isinstance(self.background, (int, float)) \
+                    or not -1.0 <= self.background <= 1.0:
+                raise ValueError(f"`background` must be None or a number in [-1, 1], got {self.background!r}")
+            if not isinstance(self.canary, GradientCanary):
+                raise ValueError("`background` (a crafted training set of gradients) needs a GradientCanary, "
+                                 f"got {self.canary!r}")
+            object.__setattr__(self, "background", float(self.background))
         steps = self.steps if self.accountant_steps is None else self.accountant_steps
         object.__setattr__(self, "accountant_steps", check_int("accountant_steps", steps, minimum=1))
         data = make_training_data(self.n, self.features, seed=self.data_seed)
         object.__setattr__(self, "_data", data)
-        unit = np.zeros(data.width)
+        unit = np.zeros(self.parameter_count)
         if isinstance(self.canary, GradientCanary):
-            unit = self.canary.unit(data.x, data.y)
+            unit = self.canary.unit(data.x, data.y) if self._mlp is None else self._mlp_unit(data)
         else:
             object.__setattr__(self, "_canary_x", self.canary.features(data.width))
         object.__setattr__(self, "_unit", unit)
+        fixed = None if self.background is None else self.background * self.clip * unit
         object.__setattr__(self, "_layout", _Layout(data.x, data.y, np.linalg.norm(data.x, axis=1),
-                                                     unit[None, :]))
+                                                     unit[None, :], fixed))
 
     # -- what the audit engine sees --------------------------------------------------------------
     relation = Relation.ADD_REMOVE
@@ -157,9 +189,34 @@ class DPSGD:
         return min(self.canary.norm, self.clip)
 
     @property
+    def parameter_count(self) -> int:
+        """P, the number of model parameters (p for logistic regression, h·p + h for the network)."""
+        return self.data.width if self._mlp is None else self._mlp.size(self.data.width)
+
+    @property
     def output_dim(self) -> int:
-        return {"updates": self.steps * self.data.width, "final-model": self.data.width,
+        return {"updates": self.steps * self.parameter_count, "final-model": self.parameter_count,
                 "final-loss": 1}[self.view]
+
+    def _mlp_unit(self, data: TrainingData) -> np.ndarray:
+        """The gradient canary's unit direction in the network's parameter space."""
+        size, direction = self._mlp.size(data.width), self.canary.direction
+        if isinstance(direction, str) and direction == "dirac":
+            u = np.zeros(size)
+            u[self._mlp.dirac_index(data.width)] = 1.0
+            return u
+        if isinstance(direction, str):  # "opposing": minus the data's summed gradient at θ₀
+            theta = self._mlp.initial(data.width)[None, :]
+            u = -self._mlp.clipped_sum(theta, data.x, data.y, np.linalg.norm(data.x, axis=1),
+                                       np.ones((1, data.n)), None)[0]
+        else:
+            u = np.asarray(direction, dtype=np.float64).reshape(-1)
+            if u.shape != (size,):
+                raise ValueError(f"canary `direction` must have length {size}, got shape {u.shape}")
+        norm = np.linalg.norm(u)
+        if not norm > 0:
+            raise ValueError("canary `direction` must be a non-zero vector")
+        return u / norm
 
     @property
     def name(self) -> str:
@@ -169,7 +226,9 @@ class DPSGD:
                                         (f"accountant T={self.accountant_steps}",
                                          self.accountant_steps != self.steps)) if on]
         tag = f", {'; '.join(faults)}" if faults else ""
-        return (f"DPSGD[logreg, {self.view}](q={self.q:g}, σ={self.sigma:g}, T={self.steps}, "
+        model = "logreg" if self._mlp is None else f"mlp h={self.hidden}"
+        data = model if self.background is None else f"{model}, crafted data {self.background:g}·C·u"
+        return (f"DPSGD[{data}, {self.view}](q={self.q:g}, σ={self.sigma:g}, T={self.steps}, "
                 f"C={self.clip:g}{tag})")
 
     def __repr__(self) -> str:
@@ -198,6 +257,26 @@ class DPSGD:
         return LikelihoodRatioSum(tuple(self._gradient_unit()), self.steps, self.q,
                                   self.canary_shift, self.noise_std)
 
+    def shuffled_pair(self) -> ShuffledCanaryPair:
+        """The law of the canary coordinate under "no canary" and "add the canary" with shuffled
+        batches (:mod:`mechanisms.dpsgd_shuffle`); the data's gradient along u is ``background``·C
+        (0 for the logistic data and a Dirac canary)."""
+        unit = self._gradient_unit()
+        if self.sampling != "shuffle" or self.clipping != "per-example":
+            raise ValueError("the shuffled pair needs sampling='shuffle' and per-example clipping, got "
+                             f"sampling={self.sampling!r}, clipping={self.clipping!r}")
+        dirac = isinstance(self.canary.direction, str) and self.canary.direction == "dirac"
+        if self.background is None and not (dirac or (self._mlp is None and np.allclose(self.data.x @ unit, 0.0))):
+            raise ValueError("with the logistic data set the shuffled pair is known for the Dirac "
+                             f"canary only, got {self.canary.label}")
+        return ShuffledCanaryPair.for_trainer(self.n, round(1.0 / self.q), self.steps,
+                                              background=self.background or 0.0, shift=self.canary_shift,
+                                              clip=self.clip, noise=self.noise_std)
+
+    def shuffled_likelihood_ratio_score(self) -> ShuffledLikelihoodRatio:
+        """The log-likelihood ratio of :meth:`shuffled_pair` as a statistic of the updates."""
+        return ShuffledLikelihoodRatio(tuple(self._gradient_unit()), self.shuffled_pair())
+
     def _gradient_unit(self) -> np.ndarray:
         if self.view != "updates" or not isinstance(self.canary, GradientCanary):
             raise ValueError("the projection scores need view='updates' and a gradient canary")
@@ -209,7 +288,8 @@ class DPSGD:
             raise NotImplementedError(f"{self.name}: only the add-remove relation is modelled")
         known = (self.view == "updates" and isinstance(self.canary, GradientCanary)
                  and isinstance(self.canary.direction, str) and self.canary.direction == "dirac"
-                 and self.clipping == "per-example" and self.sampling == "poisson")
+                 and self.clipping == "per-example" and self.sampling == "poisson"
+                 and self.background is None)
         if not known:
             raise NotImplementedError(f"exact privacy of {self.name} with {self.canary.label} is unknown")
         return self.noise_std / self.canary_shift
@@ -248,6 +328,9 @@ class DPSGD:
         if not isinstance(self.canary, GradientCanary):
             raise ValueError("one-run auditing here uses gradient canaries; the mechanism has "
                              f"{self.canary.label}")
+        if self.background is not None or self._mlp is not None:
+            raise ValueError("one-run auditing is implemented for logistic regression on the logistic "
+                             f"data set only, got model={self.model!r}, background={self.background!r}")
         data = self.data
         x = np.concatenate([data.x[:, :-1], np.zeros((data.n, m))], axis=1)
         units = np.zeros((m, x.shape[1]))
@@ -262,9 +345,11 @@ class DPSGD:
     def _train(self, layout: "_Layout", weights: np.ndarray, runs: int, rng: np.random.Generator,
                view: str) -> np.ndarray:
         x = layout.x
-        n, width = x.shape
+        n = x.shape[0]
+        width = x.shape[1] if self._mlp is None else self._mlp.size(x.shape[1])
         m = weights.size
-        theta = np.zeros((runs, width))
+        theta = (np.zeros((runs, width)) if self._mlp is None
+                 else np.tile(self._mlp.initial(x.shape[1]), (runs, 1)))
         updates = np.empty((runs, self.steps, width)) if view == "updates" else None
         batches = round(1.0 / self.q)
         batch_of = None
@@ -285,7 +370,8 @@ class DPSGD:
             return updates.reshape(runs, -1)
         if view == "final-model":
             return theta
-        margin = (2.0 * self.canary.y - 1.0) * (theta @ self._canary_x)
+        output = theta @ self._canary_x if self._mlp is None else self._mlp.output(theta, self._canary_x[None, :])[:, 0]
+        margin = (2.0 * self.canary.y - 1.0) * output
         return np.logaddexp(0.0, -margin)[:, None]
 
     def _gradient_sum(self, layout: "_Layout", theta: np.ndarray, mask: np.ndarray,
@@ -294,10 +380,17 @@ class DPSGD:
         x, y = layout.x, layout.y
         n = x.shape[0]
         per_example = self.clipping == "per-example"
-        residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
-        if per_example:
-            residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * layout.x_norm, 1e-300))
-        total = (residual * mask[:, :n]) @ x
+        if layout.fixed is not None:  # crafted data: every example's gradient is the same vector,
+            # of norm ≤ C, so clipping leaves it unchanged
+            total = mask[:, :n].sum(axis=1, dtype=np.float64)[:, None] * layout.fixed[None, :]
+        elif self._mlp is not None:
+            total = self._mlp.clipped_sum(theta, x, y, layout.x_norm, mask[:, :n],
+                                          self.clip if per_example else None)
+        else:
+            residual = special.expit(theta @ x.T) - y  # gradient of example i is residual_i · x_i
+            if per_example:
+                residual = residual * np.minimum(1.0, self.clip / np.maximum(np.abs(residual) * layout.x_norm, 1e-300))
+            total = (residual * mask[:, :n]) @ x
         if weights.size:
             total += self._canary_sum(layout, theta, mask[:, n:], weights, per_example)
         if not per_example:
@@ -311,6 +404,13 @@ class DPSGD:
             scale = np.minimum(norms, self.clip) if clipped else norms
             return (mask * scale) @ layout.units
         xc = self._canary_x
+        if self._mlp is not None:  # row i's gradient is w_i · g_r, g_r the canary's gradient in run r
+            g = self._mlp.example_gradient(theta, xc, self.canary.y)  # (runs, P)
+            coef = np.broadcast_to(weights[None, :], mask.shape)
+            if clipped:
+                norm = coef * np.linalg.norm(g, axis=1, keepdims=True)
+                coef = coef * np.minimum(1.0, self.clip / np.maximum(norm, 1e-300))
+            return (coef * mask).sum(axis=1)[:, None] * g
         residual = special.expit(theta @ xc) - self.canary.y  # (runs,)
         coef = weights[None, :] * residual[:, None]  # (runs, m)
         if clipped:
@@ -320,10 +420,12 @@ class DPSGD:
 
 
 class _Layout(NamedTuple):
-    """The training rows: features (n, p), labels, feature norms, and the canaries' unit gradients
-    (m, p) (row i for canary row i; only gradient canaries use them)."""
+    """The training rows: features (n, p), labels, feature norms, the canaries' unit gradients
+    (m, p) (row i for canary row i; only gradient canaries use them), and the fixed gradient (p,)
+    of every training example of a crafted data set (None: the logistic gradients)."""
 
     x: np.ndarray
     y: np.ndarray
     x_norm: np.ndarray
     units: np.ndarray
+    fixed: Optional[np.ndarray] = None
