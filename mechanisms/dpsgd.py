@@ -205,18 +205,12 @@ class DPSGD:
             u = np.zeros(size)
             u[self._mlp.dirac_index(data.width)] = 1.0
             return u
+        opposing = None
         if isinstance(direction, str):  # "opposing": minus the data's summed gradient at θ₀
             theta = self._mlp.initial(data.width)[None, :]
-            u = -self._mlp.clipped_sum(theta, data.x, data.y, np.linalg.norm(data.x, axis=1),
-                                       np.ones((1, data.n)), None)[0]
-        else:
-            u = np.asarray(direction, dtype=np.float64).reshape(-1)
-            if u.shape != (size,):
-                raise ValueError(f"canary `direction` must have length {size}, got shape {u.shape}")
-        norm = np.linalg.norm(u)
-        if not norm > 0:
-            raise ValueError("canary `direction` must be a non-zero vector")
-        return u / norm
+            opposing = -self._mlp.clipped_sum(theta, data.x, data.y, np.linalg.norm(data.x, axis=1),
+                                              np.ones((1, data.n)), None)[0]
+        return self.canary.normalised(opposing, size)
 
     @property
     def name(self) -> str:

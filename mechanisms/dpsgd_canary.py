@@ -54,12 +54,18 @@ class GradientCanary:
             u = np.zeros(width)
             u[-1] = 1.0
             return u
-        if isinstance(self.direction, str):  # "opposing": minus the mean gradient at θ = 0
-            u = -((0.5 - y) @ x)
+        opposing = -((0.5 - y) @ x) if isinstance(self.direction, str) else None  # minus the mean gradient at θ = 0
+        return self.normalised(opposing, width)
+
+    def normalised(self, opposing: Optional[np.ndarray], size: int) -> np.ndarray:
+        """The unit vector along ``opposing`` (the "opposing" direction, computed by the model) or
+        along the user's vector ``direction``, which must have length ``size``."""
+        if opposing is not None:
+            u = np.asarray(opposing, dtype=np.float64).reshape(-1)
         else:
             u = np.asarray(self.direction, dtype=np.float64).reshape(-1)
-            if u.shape != (width,):
-                raise ValueError(f"canary `direction` must have length {width}, got shape {u.shape}")
+            if u.shape != (size,):
+                raise ValueError(f"canary `direction` must have length {size}, got shape {u.shape}")
         norm = np.linalg.norm(u)
         if not norm > 0:
             raise ValueError("canary `direction` must be a non-zero vector")
