@@ -278,7 +278,7 @@ class StudyResult:
     def to_markdown(self) -> str:
         p = self.parameters
         lines = [f"Validity: each correct mechanism audited {p['runs']} times at its claim, "
-                 f"{p['samples']:,} samples per pair, side and phase, confidence {p['confidence']}. "
+                 f"{p['samples']:,} samples per pair and side (all phases), confidence {p['confidence']}. "
                  "False-VIOLATED rate with its two-sided 95% Clopper–Pearson interval; coverage = "
                  "fraction of runs whose certified lower bound is ≤ the exact value.", "",
                  "| mechanism | claim | exact ε / δ / μ | false VIOLATED [95% CP] | allowed | "
@@ -381,7 +381,7 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
     ----------
     cases : names of :data:`REFERENCE_CASES` (default all; ``[]`` skips validity).
     faulty : names of :data:`scenarios.faulty_cases.FAULTY_MECHANISMS` (default all; ``[]`` skips power).
-    runs, samples : audits per correct mechanism, and their samples per pair, side and phase.
+    runs, samples : audits per correct mechanism, and their samples per pair and side (total over all phases).
     power_runs, default_samples : audits per faulty mechanism at the default sample count.
     grid_runs, grid_start : audits per grid point; first point of the doubling grid
         (grid_start·2^i ≤ default_samples), searched upwards until detection ≥ 95%.
