@@ -40,7 +40,7 @@ def _brute_force_p(slot, count_a, count_b, n, level, value, grid=4001):
 
 @pytest.mark.parametrize("slot, count_a, count_b, n, value", [
     ("epsilon@0.0", 24, 3, 40, 0.8), ("epsilon@0.0", 30, 12, 40, 0.3),
-    ("delta@1.0", 26, 1, 30, 0.1), ("mu", 25, 6, 35, 0.9)])
+    ("delta@1.0", 26, 1, 30, 0.1), ("mu", 25, 6, 35, 0.9), ("epsilon@0.0", 10, 0, 10, 1.7)])
 def test_p_value_is_the_brute_force_one_up_to_its_stated_slack(slot, count_a, count_b, n, value):
     level = 0.05
     computed = JointTest(slot, count_a, count_b, n, level).p_value(value)
