@@ -3,9 +3,13 @@
 The exact (conservative) interval of Clopper & Pearson (1934): for k successes in n trials, the
 one-sided upper bound at level γ is the (1 − γ) quantile of Beta(k + 1, n − k) (1 when k = n) and the
 lower bound is the γ quantile of Beta(k, n − k + 1) (0 when k = 0).  Each one-sided bound fails with
-probability at most γ whatever the true proportion.  We compute them with statsmodels'
-``proportion_confint(method="beta")`` (its two-sided interval at α = 2γ has these one-sided ends);
-the tests check them against scipy's beta quantiles.
+probability at most γ whatever the true proportion.  We compute the quantiles with
+``scipy.special.betaincinv`` and ``betainccinv``, the inverses of the regularized incomplete beta
+function and of its complement (so a tail of 1e-12 keeps full precision).  They are the Boost
+routines behind ``scipy.stats.beta`` without its per-call overhead: a scalar bound costs about 2 µs
+instead of 0.15 ms, which matters because an audit certifies hundreds of events one by one.  The
+tests check them against ``scipy.stats.beta`` quantiles and statsmodels'
+``proportion_confint(method="beta")``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
+from scipy import special
 
 __all__ = ["ConfidenceInterval", "cp_lower", "cp_upper", "cp_interval"]
 
@@ -44,7 +48,9 @@ def _validate(k, n, level):
 
 
 def _bounds(k, n, level):
-    low, high = proportion_confint(k, n, alpha=2.0 * level, method="beta")
+    with np.errstate(invalid="ignore"):
+        low = special.betaincinv(np.maximum(k, 1), n - k + 1, level)
+        high = special.betainccinv(k + 1, np.maximum(n - k, 1), level)
     low = np.where(k == 0, 0.0, np.nan_to_num(np.asarray(low, dtype=np.float64), nan=0.0))
     high = np.where(k == n, 1.0, np.nan_to_num(np.asarray(high, dtype=np.float64), nan=1.0))
     return low, high

@@ -1,4 +1,5 @@
-"""Clopper–Pearson bounds: statsmodels' implementation against scipy's beta quantiles and hand cases."""
+"""Clopper–Pearson bounds (scipy.special.betaincinv) against scipy's beta quantiles, statsmodels'
+proportion_confint and hand cases."""
 
 import numpy as np
 import pytest
@@ -16,6 +17,17 @@ def test_matches_beta_quantiles(k, n, level):
     lower = 0.0 if k == 0 else stats.beta.ppf(level, k, n - k + 1)
     assert cp_upper(k, n, level) == pytest.approx(upper, rel=1e-9, abs=1e-300)
     assert cp_lower(k, n, level) == pytest.approx(lower, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("level", [0.025, 1e-4, 1e-9])
+def test_matches_statsmodels(level):
+    # A second implementation: statsmodels' two-sided interval at alpha = 2·level has these ends.
+    from statsmodels.stats.proportion import proportion_confint
+
+    k, n = np.array([1, 7, 500, 99_999, 1_000_000 - 3]), 1_000_000
+    low, high = proportion_confint(k, n, alpha=2 * level, method="beta")
+    np.testing.assert_allclose(cp_lower(k, n, level), low, rtol=1e-9)
+    np.testing.assert_allclose(cp_upper(k, n, level), high, rtol=1e-9)
 
 
 def test_zero_and_full_counts_closed_form():
