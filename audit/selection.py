@@ -192,15 +192,17 @@ class CertifiedEvent:
                     alpha_hi=self.alpha_hi, beta_hi=self.beta_hi)
 
 
-#: Selection evaluates exact Clopper–Pearson bounds at the smallest and largest distinct counts and
-#: at log-spaced ranks in between, interpolating the rest (the bounds are smooth and monotone in k).
-#: This only affects which events are *chosen*; certification always uses exact bounds.
 #: Standard deviations by which a candidate's predicted counts are moved against it (chosen by
 #: measurement: 0, ½, 1 and 2 were compared on the analytic Gaussian and SVT34Parallel).
 WINNERS_CURSE_SDS = 0.5
 _SPREAD_FLOOR = 2
-_EXACT_ENDS = 128
-_GRID = 1024
+#: Selection evaluates exact Clopper–Pearson bounds at the 64 smallest and largest distinct counts
+#: and at 256 log-spaced ranks in between, interpolating the rest (the bounds are smooth and
+#: monotone in k).  This only affects which events are *chosen*; certification always uses exact
+#: bounds.  (128 and 1024 gave the same mean Gaussian bounds to 1e-4 over 20 seeds at 2·10⁶ and
+#: 2·10⁷ draws, at several times the cost: 0.36 s of a 1.6 s audit.)
+_EXACT_ENDS = 64
+_GRID = 256
 
 
 def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int):
