@@ -15,7 +15,6 @@ float64, finite.
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 from dataclasses import dataclass
 from enum import IntEnum
