@@ -65,7 +65,10 @@ from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, cl
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
-ENGINE_VERSION = "2"
+#: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
+#: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
+#: certification plans), so a version-2 checkpoint's chunk layout no longer applies.
+ENGINE_VERSION = "3"
 #: Draws per dataset of the probe that checks the mechanism's output shape.
 PROBE_DRAWS = 2
 #: Histogram bins of the test statistic.
