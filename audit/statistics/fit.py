@@ -23,7 +23,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from ..bounds import epsilon_lower_bound, mu_lower_bound
-from ..intervals import cp_lower, cp_upper
+from ..intervals import cp_for_choosing, cp_lower, cp_upper
 from .atoms import count_atoms
 from .base import Statistic
 from .binned import fit_binned
@@ -142,15 +142,19 @@ def held_out_separation(statistic: Statistic, base_rows: np.ndarray, neighbour_r
     if base_rows.shape[0] == 0 or neighbour_rows.shape[0] == 0:
         return 0.0
     t0, t1 = np.sort(statistic(base_rows)), np.sort(statistic(neighbour_rows))
-    pooled = np.unique(np.concatenate([t0, t1]))
-    if pooled.size > 2048:
-        pooled = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, 2048)))
+    pooled = np.concatenate([t0, t1])
+    pooled.sort(kind="stable")  # two sorted runs: merged in linear time
+    pooled = pooled[np.concatenate([[True], pooled[1:] != pooled[:-1]])]
+    if pooled.size > 2048:  # 2048 quantiles of the distinct values (np.quantile's linear rule)
+        pooled = np.unique(np.interp(np.linspace(0.0, pooled.size - 1, 2048), np.arange(pooled.size), pooled))
     n0, n1 = t0.size, t1.size
     up0 = n0 - np.searchsorted(t0, pooled, side="left")  # #{T ≥ t} under the base
     up1 = n1 - np.searchsorted(t1, pooled, side="left")
     # Orientation 0: the event is more likely under the neighbour; 1: under the base.
-    alpha_hi = np.stack([cp_upper(up0, n0, _PROXY_LEVEL), cp_upper(up1, n1, _PROXY_LEVEL)])
-    beta_hi = 1.0 - np.stack([cp_lower(up1, n1, _PROXY_LEVEL), cp_lower(up0, n0, _PROXY_LEVEL)])
+    alpha_hi = np.stack([cp_for_choosing(cp_upper, up0, n0, _PROXY_LEVEL),
+                         cp_for_choosing(cp_upper, up1, n1, _PROXY_LEVEL)])
+    beta_hi = 1.0 - np.stack([cp_for_choosing(cp_lower, up1, n1, _PROXY_LEVEL),
+                              cp_for_choosing(cp_lower, up0, n0, _PROXY_LEVEL)])
     if hasattr(claim, "mu"):
         return float(mu_lower_bound(alpha_hi, beta_hi).max())
     deltas = sorted(set(_PROXY_DELTAS) | ({float(claim.reference_delta)}
