@@ -181,21 +181,46 @@ class JointTest:
         return self.p_value(value) <= self.level
 
     def lower_bound(self) -> float:
-        """The largest v found with p(v) ≤ level (0 if none): a lower confidence bound on F."""
-        if self.observed <= 0.0 or not self.rejects(0.0):
+        """The largest v found with p(v) ≤ level (0 if none): a lower confidence bound on F.
+
+        p(v) grows with v (the null set grows), so a bracket [low, high] with p(low) ≤ level <
+        p(high) is narrowed until its width is :data:`_TOLERANCE` (relative above 1) and ``low`` is
+        returned: by false position on Φ⁻¹(p) − Φ⁻¹(level) (Illinois variant), with a bisection step whenever
+        a step fails to halve the bracket, so it never needs more steps than bisection."""
+        if self.observed <= 0.0:
             return 0.0
-        low = 0.0
+        level = self.level
         m = self.n + 1
         plug_in = float(self.quantity.value((self.count_b + 0.5) / m, 1.0 - (self.count_a + 0.5) / m))
         high = min(self.quantity.upper, max(self.observed, plug_in) * 1.25 + 1e-3)
-        if self.rejects(high):
+        p_high = self.p_value(high)
+        if p_high <= level:
             return high
-        if self.rejects(self.observed):  # usual: the joint test certifies at least the Bonferroni value
-            low = self.observed
+        low, p_low = self.observed, self.p_value(self.observed)  # usual: Bonferroni's value is certified
+        if p_low > level:
+            low, p_low = 0.0, self.p_value(0.0)
+            if p_low > level:
+                return 0.0
+        z_level = special.ndtri(level)  # steps on the probit scale, where p(v) is nearly linear
+        weight_low = weight_high = 1.0  # Illinois: halve the weight of an end kept twice running
+        bisect, kept = False, None
         while high - low > _TOLERANCE * max(1.0, low):
-            middle = (low + high) / 2
-            if self.rejects(middle):
-                low = middle
+            width = high - low
+            if bisect:
+                middle = low + width / 2
             else:
-                high = middle
+                g_low = (special.ndtri(max(p_low, 1e-300)) - z_level) * weight_low
+                g_high = (special.ndtri(min(p_high, 1.0 - 1e-16)) - z_level) * weight_high
+                middle = low + width * (-g_low) / (g_high - g_low)
+                middle = min(max(middle, low + 1e-3 * width), high - 1e-3 * width)
+            p_middle = self.p_value(middle)
+            if p_middle <= level:
+                low, p_low = middle, p_middle
+                weight_low, weight_high = 1.0, (weight_high / 2 if kept == "high" else 1.0)
+                kept = "high"
+            else:
+                high, p_high = middle, p_middle
+                weight_high, weight_low = 1.0, (weight_low / 2 if kept == "low" else 1.0)
+                kept = "low"
+            bisect = not bisect and high - low > width / 2
         return low

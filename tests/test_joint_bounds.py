@@ -71,10 +71,14 @@ def test_false_rejections_at_the_boundary_stay_below_the_level(slot, n, value, b
     assert rate <= level + 3 * np.sqrt(level * (1 - level) / reps)
 
 
-def test_lower_bound_is_where_the_test_stops_rejecting():
-    test = JointTest("epsilon@1e-05", 400, 80, 1_450_000, 0.0216)
+@pytest.mark.parametrize("slot, count_a, count_b, n", [
+    ("epsilon@1e-05", 400, 80, 1_450_000), ("epsilon@1e-05", 43_045, 6, 164_796), ("mu", 900, 100, 2_000),
+    ("delta@1.0", 5_000, 1_500, 100_000), ("epsilon@0.001", 300, 10, 2_000), ("epsilon@1e-05", 400, 0, 500)])
+def test_lower_bound_is_where_the_test_stops_rejecting(slot, count_a, count_b, n):
+    # The search stops with a bracket of width 1e-4 (relative above 1) around the boundary.
+    test = JointTest(slot, count_a, count_b, n, 0.0216)
     bound = test.lower_bound()
-    assert test.rejects(bound) and not test.rejects(bound * 1.01)
+    assert test.rejects(bound) and not test.rejects(bound + 1e-4 * max(1.0, bound))
     assert test.p_value(0.5 * bound) <= test.p_value(bound)  # nested nulls
 
 
