@@ -213,6 +213,15 @@ def test_classifier_with_bit_features_refutes_naive_floating_point_laplace():
     assert "64-bit patterns" in report.statistic["pairs"][0]["features"]
 
 
+def test_classifier_accepts_a_fresh_128_bit_seed():
+    # seed=None draws 128 bits of entropy (and the quick look derives a 128-bit seed); scikit-learn
+    # takes random_state below 2**32.
+    pytest.importorskip("sklearn")
+    report = run_audit(NaiveLaplace(0.1, "numpy-legacy"), scenarios.custom([([0.0], [1.0])]), claim=PureDP(0.1),
+                       samples=5_000, seed=None, progress=False, statistic="classifier", early_stopping=False)
+    assert report.seed >= 0 and report.statistic["pairs"][0]["kind"] == "classifier"
+
+
 def test_snapping_laplace_is_not_refuted_by_the_classifier():
     # Mironov's fix: outputs are multiples of Λ = 16, so the bit patterns carry no extra signal;
     # a VIOLATED here would be a ≤ 5% event if the snapping claim holds.

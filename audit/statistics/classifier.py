@@ -95,9 +95,21 @@ class ClassifierStatistic(Statistic):
         return {"kind": self.kind, "estimator": self.name, "features": self.features.description}
 
 
+def _random_state(seed: int) -> int:
+    """scikit-learn's ``random_state`` (an int below 2³²) from the audit's seed, which may be a
+    128-bit entropy (``seed=None``, or the quick look's derived seed): kept when it fits, otherwise
+    the first word SeedSequence derives from it."""
+    seed = int(seed)
+    if 0 <= seed < 2**32:
+        return seed
+    return int(np.random.SeedSequence(abs(seed)).generate_state(1, dtype=np.uint32)[0])
+
+
 def _estimator(estimator, seed: int):
     require_sklearn()
     from sklearn.base import clone
+
+    seed = _random_state(seed)
 
     if estimator == "boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
