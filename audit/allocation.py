@@ -11,8 +11,12 @@ phases.  It is split, before anything is drawn, as
 
 The 25% selection share follows the measurement quoted in issue 18 (20–30% beat the earlier 50%
 at a fixed total); here 20% and 25% gave the same Gaussian bound within noise (0.744 and 0.742
-over 10 seeds at 2·10⁶), and 50% was worse on SVT34Parallel (0.138 against 0.147).  With early stopping the selection and certification draws arrive
-in segments ending at the fractions :data:`audit.selection.LOOK_FRACTIONS` of each.
+over 10 seeds at 2·10⁶), and 50% was worse on SVT34Parallel (0.138 against 0.147).
+
+With early stopping the engine first spends the first 1/16 of ``samples`` on the *quick look*, an
+audit of its own split as above, and splits the other 15/16 for the main audit, whose selection and
+certification draws arrive in segments ending at 1/4 and all of each
+(:data:`audit.selection.LOOK_FRACTIONS`, :mod:`audit.engine`).
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
-from .selection import LOOK_FRACTIONS, PairCounts
+from .selection import PairCounts
 
 __all__ = ["Allocation", "allocate", "training_draws", "looks_silent", "reallocate", "SELECTION_SHARE",
-           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE"]
+           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "MIN_LOOKED"]
 
 SELECTION_SHARE = 0.25
 PILOT_SAMPLES = 65_536
@@ -34,7 +38,7 @@ _PILOT_SHARE = 1 / 32
 #: (share of samples, cap) of the training phase for 1-D and for vector outputs.
 TRAINING_CAPS = {1: (1 / 16, 1 << 18), "vector": (1 / 4, 1_000_000)}
 #: Below this many certification draws there is a single look (segments would be too small).
-_MIN_LOOKED = 64
+MIN_LOOKED = 64
 #: A pair whose first selection draws look silent keeps this share of its certification draws ...
 SILENT_SHARE = 1 / 8
 #: ... where "silent" means a two-sample Kolmogorov–Smirnov p-value above this.
@@ -81,8 +85,10 @@ def training_draws(samples: int, output_dim: int, learned: bool) -> int:
     return min(cap, max(1, int(samples * share)))
 
 
-def allocate(samples: int, training: int, *, early_stopping: bool) -> Allocation:
-    """Split ``samples`` (which includes ``training``) over pilot, selection and certification."""
+def allocate(samples: int, training: int, fractions: Sequence[float] = (1.0,)) -> Allocation:
+    """Split ``samples`` (which includes ``training``) over pilot, selection and certification, the
+    last two in segments ending at ``fractions`` of each (a single segment when either has fewer
+    than :data:`MIN_LOOKED` draws)."""
     rest = samples - training
     if rest < 3:
         raise ValueError(f"`samples`={samples} is too small: it leaves {rest} draws per side after "
@@ -90,14 +96,14 @@ def allocate(samples: int, training: int, *, early_stopping: bool) -> Allocation
     pilot = min(PILOT_SAMPLES, max(1, int(rest * _PILOT_SHARE)))
     selection = max(1, int(round(SELECTION_SHARE * rest)) - pilot)
     certification = rest - pilot - selection
-    if early_stopping and min(selection, certification) >= _MIN_LOOKED:
-        return Allocation(samples, training, pilot, _ends(selection), _ends(certification))
+    if len(fractions) > 1 and min(selection, certification) >= MIN_LOOKED:
+        return Allocation(samples, training, pilot, _ends(selection, fractions), _ends(certification, fractions))
     return Allocation(samples, training, pilot, (selection,), (certification,))
 
 
-def _ends(total: int) -> tuple[int, ...]:
-    """Cumulative segment ends at the look fractions (distinct for totals ≥ _MIN_LOOKED)."""
-    return tuple(int(round(f * total)) for f in LOOK_FRACTIONS)
+def _ends(total: int, fractions: Sequence[float]) -> tuple[int, ...]:
+    """Cumulative segment ends at ``fractions`` of ``total`` (distinct for totals ≥ MIN_LOOKED)."""
+    return tuple(int(round(f * total)) for f in fractions)
 
 
 def looks_silent(counts: PairCounts) -> bool:
@@ -125,7 +131,8 @@ def reallocate(ends: tuple[int, ...], silent: Sequence[bool]) -> list[tuple[int,
         return [ends] * pairs
     total = ends[-1]
     # With looks, a silent pair keeps enough for every look to have a few draws.
-    kept = max(min(total, _MIN_LOOKED) if len(ends) > 1 else 1, int(total * SILENT_SHARE))
+    kept = max(min(total, MIN_LOOKED) if len(ends) > 1 else 1, int(total * SILENT_SHARE))
     extra = (total - kept) * quiet // (pairs - quiet)
     sizes = [kept if is_silent else total + extra for is_silent in silent]
-    return [_ends(size) if len(ends) > 1 else (size,) for size in sizes]
+    fractions = tuple(end / total for end in ends)
+    return [_ends(size, fractions) if len(ends) > 1 else (size,) for size in sizes]

@@ -16,9 +16,13 @@ pair: both directions are always audited) the engine runs four phases, each on f
    counts (:mod:`audit.joint_bounds`); the curve events' Clopper–Pearson bounds give certified
    (α_hi, β_hi) points, and these the ε(δ) curve and the trade-off band.  Both feed the verdict.
 
-With ``early_stopping`` (the default) selection and certification proceed in looks at 1/16, 1/4
-and all of their draws, each look with its own share of the failure budget, and the audit stops at
-the first look that certifies a violation (:mod:`audit.selection`, "Looks").
+With ``early_stopping`` (the default) the audit looks three times, each look with its own share of
+the failure budget (:data:`audit.selection.LOOK_SHARES`), and stops at the first look that
+certifies a violation (:mod:`audit.selection`, "Looks").  The first, the *quick look*, is a whole
+audit (training, pilot, selection, certification) on the first 1/16 of ``samples``, drawn from a
+seed derived from the audit's, so a clear violation costs 1/16 of the draws *and* of the fixed
+costs of a full audit.  The main audit spends the other 15/16, its selection and certification
+arriving in segments that end at 1/4 and all of their draws.
 
 Events are chosen on samples independent of those that certify them, and the Bonferroni
 accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
@@ -38,6 +42,7 @@ import json
 import math
 import platform
 import time
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -46,6 +51,7 @@ from tqdm.auto import tqdm
 from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
 from mechanisms.claims import Claim, GaussianDP
+from mechanisms.gaussian import FrozenParameters
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state, save_state
@@ -54,21 +60,24 @@ from .parallelism import check_backend_options
 from .report import draw_counts
 from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
-from .allocation import Allocation, allocate, looks_silent, reallocate, training_draws
+from .allocation import MIN_LOOKED, Allocation, allocate, looks_silent, reallocate, training_draws
 from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
                        chunk_rng, run_chunk)
 from .search import is_search, resolve_search
 from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, needs_training,
                          statistic_label, training_plan)
-from .selection import (DELTA_GRID, LOOK_SHARES, Budget, PairCounts, certify, claimed_value, headline_slots,
+from .selection import (DELTA_GRID, LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, claimed_value, headline_slots,
                         select_events)
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
 #: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
 #: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
-#: certification plans), so a version-2 checkpoint's chunk layout no longer applies.
-ENGINE_VERSION = "3"
+#: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
+#: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.
+ENGINE_VERSION = "4"
+#: The spawn key that derives the quick look's seed from the audit's (:func:`_quick_entropy`).
+_QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
 PROBE_DRAWS = 2
 #: Histogram bins of the test statistic.
@@ -106,6 +115,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     progress : show a progress bar over chunks.
     checkpoint : path, optional
         Save accumulated counts atomically after each batch; rerunning the same call resumes.
+        (The quick look is not saved: a resumed run repeats it, on the same draws.)
     accuracy : also audit the accuracy claims of mechanisms that declare them.
     statistic : str, Classifier or callable
         The test statistic whose threshold events are certified (:mod:`audit.statistics`):
@@ -113,8 +123,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         ``"binned"``, ``"classifier"`` (or ``audit.statistics.Classifier(estimator, features)``), or
         a callable ``outputs (n, k) -> scores (n,)``.  Learned on its own training samples.
     early_stopping : bool
-        Look at the evidence after 1/16 and 1/4 of the selection and certification draws and stop
-        at the first look that certifies a violation (the failure budget is split over the looks).
+        Look at the evidence three times and stop at the first look that certifies a violation
+        (the failure budget is split over the looks): the quick look, an audit of its own on 1/16
+        of ``samples``, then after 1/4 and all of the main audit's selection and certification
+        draws.  Budgets too small to look at (about 5,000 ``samples``) have a single look.
 
     Returns
     -------
@@ -143,56 +155,26 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     labels = tuple(pair.label for pair in pairs)
     datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
-    n_train = training_draws(samples, output_dim, needs_training(statistic, output_dim))
-    allocation = allocate(samples, n_train, early_stopping=early_stopping)
-    budget = Budget(1.0 - confidence, headline_slots(claim), len(pairs),
-                    LOOK_SHARES if allocation.looks > 1 else (1.0,))
-    _check_enough_samples(samples, allocation.certification, budget, claim, confidence)
+    gamma = 1.0 - confidence
+    quick = _quick_stage(samples, output_dim, statistic, claim, len(pairs), gamma) if early_stopping else None
+    main_samples = samples - (quick.samples if quick else 0)
+    main = _stage(main_samples, output_dim, statistic, claim, len(pairs), gamma,
+                  *((LOOK_FRACTIONS[1:], LOOK_SHARES[1:]) if quick else ((1.0,), (1.0,))))
+    _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
     fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                               statistic_label(statistic), allocation)
-
-    # Chunk plans per phase and pair (all pairs alike until certification is reallocated).
-    plans, segments = {}, {}
-    if n_train:
-        plans[Phase.TRAINING] = [chunk_plan(n_train, chunk)] * len(pairs)
-        job = _replace(job, training=training_plan(statistic, n_train, chunk, output_dim))
-    plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * len(pairs)
-    for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
-                        (Phase.CERTIFICATION, allocation.certification_ends)):
-        plan, ranges = _segment_plan(allocation.segments(ends), chunk)
-        plans[phase], segments[phase] = [plan] * len(pairs), [ranges] * len(pairs)
-    total = sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
+                               statistic_label(statistic), main.allocation)
+    stages = ((quick, _quick_entropy(entropy), None), (main, entropy, checkpoint)) if quick else \
+        ((main, entropy, checkpoint),)
+    total = sum(stage.chunks(chunk, len(pairs)) for stage, _, _ in stages)
 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
-        run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, entropy)
-        training = run.training() if n_train else [(None, None)] * len(pairs)
-        fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=entropy, label=label,
-                                output_dim=output_dim)
-                  for (base, neighbour), label in zip(training, labels)]
-        statistics = tuple(f[0] for f in fitted)
-        job = run.job = _replace(job, statistics=statistics)
-        binnings = run.pilot()
-        job = run.job = _replace(job, binnings=binnings)
-        for look in range(allocation.looks):
-            selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
-            if look == 0 and len(pairs) > 1:  # decided on selection draws, before any certification
-                certification_ends = reallocate(allocation.certification_ends,
-                                                [looks_silent(counts) for counts in selection])
-                for index, ends in enumerate(certification_ends):
-                    plan, ranges = _segment_plan(allocation.segments(ends), chunk)
-                    run.plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
-                bar.total = sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
-            certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
-            n_certify, last = [counts.n for counts in certification], look == allocation.looks - 1
-            events = select_events(selection, claim, budget, n_certify, look, curves=last)
-            certified = certify(events, certification, binnings, claim, bounds=last)
-            if _violates(certified, claim):
-                if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
-                    curves = select_events(selection, claim, budget, n_certify, look, headline=False)
-                    certified = certify(events + curves, certification, binnings, claim)
+        for stage, stage_entropy, stage_checkpoint in stages:
+            outcome = _run_stage(stage, _replace(job, entropy=stage_entropy), executor, bar,
+                                 stage_checkpoint, fingerprint, statistic, claim, chunk)
+            if outcome.violated:
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
@@ -205,19 +187,150 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
                 mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
                 seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
 
-    used = {"look": look + 1, "looks": allocation.looks, "stopped_early": look + 1 < allocation.looks,
-            "selection": allocation.selection_ends[look],
-            "certification": [counts.n for counts in certification]}
-    statistic_info = {"option": statistic_label(statistic), "training_samples": n_train,
-                      "pairs": [dict(s.to_dict(), **notes) for s, (_, notes) in zip(statistics, fitted)]}
-    report = _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics,
+    statistic_info = {"option": statistic_label(statistic), "training_samples": outcome.stage.allocation.training,
+                      "pairs": [dict(s.to_dict(), **notes) for s, notes in zip(outcome.statistics, outcome.notes)]}
+    report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
-    phases = {"probe": PROBE_DRAWS, "training": allocation.training, "pilot": allocation.pilot,
-              "selection": used["selection"]}
-    return _replace(report, draws=draw_counts(phases, len(pairs), certification=used["certification"], looks={
-        "look": used["look"], "of": used["looks"], "stopped_early": used["stopped_early"],
-        "planned": allocation.to_dict()}))
+    return _replace(report, draws=_draws(outcome, quick, main, len(pairs)))
+
+
+# --- stages and looks -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Stage:
+    """One self-contained run of the four phases: ``samples`` draws per pair and side, split by
+    ``allocation``, certified at the failure-budget shares of ``budget.looks`` (one per look)."""
+
+    samples: int
+    allocation: Allocation
+    budget: Budget
+
+    @property
+    def looks(self) -> int:
+        return self.allocation.looks
+
+    def plans(self, chunk: int, pairs: int) -> tuple[dict, dict]:
+        """Chunk plans per phase and pair (all pairs alike until certification is reallocated), and
+        the chunk ranges of the selection and certification segments."""
+        allocation, plans, segments = self.allocation, {}, {}
+        if allocation.training:
+            plans[Phase.TRAINING] = [chunk_plan(allocation.training, chunk)] * pairs
+        plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * pairs
+        for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
+                            (Phase.CERTIFICATION, allocation.certification_ends)):
+            plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+            plans[phase], segments[phase] = [plan] * pairs, [ranges] * pairs
+        return plans, segments
+
+    def chunks(self, chunk: int, pairs: int) -> int:
+        return _chunk_count(self.plans(chunk, pairs)[0])
+
+
+def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares) -> _Stage:
+    """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
+    draws with ``shares`` of the failure budget γ (one look with their sum when too few draws)."""
+    training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
+    allocation = allocate(samples, training, fractions)
+    if allocation.looks < len(shares):
+        shares = (float(sum(shares)),)
+    return _Stage(samples, allocation, Budget(gamma, headline_slots(claim), pairs, tuple(shares)))
+
+
+def _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) -> Optional[_Stage]:
+    """The quick look: a complete audit on the first :data:`LOOK_FRACTIONS[0] <audit.selection.LOOK_FRACTIONS>`
+    of the budget, with its own training, at the first look's share of the failure budget; None where
+    that is too small to look at (then the audit has a single look)."""
+    quick = int(samples * LOOK_FRACTIONS[0])
+    try:
+        stage = _stage(quick, output_dim, statistic, claim, pairs, gamma, (1.0,), LOOK_SHARES[:1])
+    except ValueError:
+        return None
+    if min(stage.allocation.selection, stage.allocation.certification) < MIN_LOOKED or \
+            _hopeless(stage.allocation.certification, stage.budget.headline_level, claim):
+        return None
+    return stage
+
+
+def _quick_entropy(entropy: int) -> int:
+    """The quick look's seed: derived from the audit's, its draws independent of the other looks'."""
+    state = np.random.SeedSequence(entropy, spawn_key=(_QUICK_STREAM,)).generate_state(4, dtype=np.uint32)
+    return int.from_bytes(state.tobytes(), "little")
+
+
+def _chunk_count(plans: dict) -> int:
+    return sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one stage certified, and the draws it used."""
+
+    stage: _Stage
+    certified: list
+    statistics: tuple
+    notes: tuple
+    look: int  # 0-based, within the stage
+    certification: list  # certification draws per pair and side, up to the stopping look
+    violated: bool
+
+
+def _run_stage(stage: _Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
+               statistic, claim, chunk) -> _Outcome:
+    """Run one stage's phases and looks; stop at the first look that certifies a violation."""
+    pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
+    plans, segments = stage.plans(chunk, pairs)
+    if allocation.training:
+        job = _replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
+    run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
+    training = run.training() if allocation.training else [(None, None)] * pairs
+    fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
+                            output_dim=job.output_dim)
+              for (base, neighbour), label in zip(training, labels)]
+    statistics = tuple(f[0] for f in fitted)
+    job = run.job = _replace(job, statistics=statistics)
+    binnings = run.pilot()
+    job = run.job = _replace(job, binnings=binnings)
+    for look in range(stage.looks):
+        selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
+        if look == 0 and pairs > 1:  # decided on selection draws, before any certification
+            before = _chunk_count(plans)
+            certification_ends = reallocate(allocation.certification_ends,
+                                            [looks_silent(counts) for counts in selection])
+            for index, ends in enumerate(certification_ends):
+                plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+                plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
+            bar.total += _chunk_count(plans) - before
+        certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
+        n_certify, last = [counts.n for counts in certification], look == stage.looks - 1
+        events = select_events(selection, claim, budget, n_certify, look, curves=last)
+        certified = certify(events, certification, binnings, claim, bounds=last)
+        violated = _violates(certified, claim)
+        if violated:
+            if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
+                curves = select_events(selection, claim, budget, n_certify, look, headline=False)
+                certified = certify(events + curves, certification, binnings, claim)
+            break
+    return _Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
+
+
+def _draws(outcome: _Outcome, quick: Optional[_Stage], main: _Stage, pairs: int) -> dict:
+    """The report's draw counts: what the stage that decided used, plus a passed quick look's."""
+    stage, look = outcome.stage, outcome.look
+    phases = {"probe": PROBE_DRAWS}
+    in_main = stage is main
+    if quick is not None and in_main:
+        phases["quick look"] = quick.samples
+    phases.update({"training": stage.allocation.training, "pilot": stage.allocation.pilot,
+                   "selection": stage.allocation.selection_ends[look]})
+    planned = main.allocation.to_dict()
+    if quick is not None:
+        planned["quick_look"] = quick.allocation.to_dict()
+    looks = {"look": look + 1 + (1 if quick is not None and in_main else 0),
+             "of": main.looks + (1 if quick is not None else 0), "planned": planned}
+    looks["stopped_early"] = looks["look"] < looks["of"]
+    looks["quick_look"] = "passed" if quick is not None and in_main else ("stopped" if quick is not None else "none")
+    return draw_counts(phases, pairs, certification=outcome.certification, looks=looks)
 
 
 def _violates(certified, claim) -> bool:
@@ -274,19 +387,20 @@ def _resolve_seed(seed, checkpoint) -> int:
 def _check_enough_samples(samples, certification, budget, claim, confidence):
     """Refuse a run that could not certify anything even from perfectly separated outputs."""
     level = budget.headline_level
-
-    def hopeless(n):
-        return float(epsilon_lower_bound(float(cp_upper(0, n, level)), 1.0 - float(cp_lower(n, n, level)),
-                                         claim.reference_delta)) <= 0.0
-
-    if hopeless(certification):
+    if _hopeless(certification, level, claim):
         needed = certification
-        while hopeless(needed):
+        while _hopeless(needed, level, claim):
             needed *= 2
         raise ValueError(f"`samples`={samples} is too small to certify anything at confidence "
                          f"{confidence}: its {certification} certification draws per side would give "
                          f"no bound even from perfectly separated outputs; use at least "
                          f"{math.ceil(samples * needed / max(certification, 1))}")
+
+
+def _hopeless(n: int, level: float, claim) -> bool:
+    """Whether n certification draws per side certify no ε even from perfectly separated outputs."""
+    return float(epsilon_lower_bound(float(cp_upper(0, n, level)), 1.0 - float(cp_lower(n, n, level)),
+                                     claim.reference_delta)) <= 0.0
 
 
 def _distinct_pairs(pairs):
@@ -455,14 +569,46 @@ def _training_key(pair: int, side: int, chunk: int) -> str:
 # --- assembling the report --------------------------------------------------------------------
 
 def _exact(mechanism, method: str, *args, **kwargs):
-    """The mechanism's exact value, or None where it does not know it."""
+    """The mechanism's exact value, or None where it does not know it.  Values of an immutable
+    reference mechanism (:class:`mechanisms.gaussian.FrozenParameters`: equal parameters, equal
+    truth) are remembered, so repeated audits of one mechanism compute its exact curves once (some
+    take a second: an accountant's ε(δ) on the 40 δ of the curve)."""
     function = getattr(mechanism, method, None)
     if not callable(function):
         return None
+    if isinstance(mechanism, FrozenParameters):
+        key = (method, tuple(_hashable(a) for a in args), tuple(sorted((k, _hashable(v)) for k, v in kwargs.items())))
+        return _remembered_exact(mechanism, key, lambda: function(*args, **kwargs))
+    return _call_exact(function, *args, **kwargs)
+
+
+def _call_exact(function, *args, **kwargs):
     try:
         return function(*args, **kwargs)
     except (NotImplementedError, ValueError):
         return None
+
+
+def _hashable(value):
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    return value
+
+
+_EXACT_VALUES: dict = {}
+_EXACT_VALUES_MAX = 4096
+
+
+def _remembered_exact(mechanism, key, compute):
+    """``compute()`` (None if it raises NotImplementedError/ValueError), remembered per mechanism
+    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values."""
+    full_key = (mechanism, key)
+    if full_key not in _EXACT_VALUES:
+        if len(_EXACT_VALUES) >= _EXACT_VALUES_MAX:
+            _EXACT_VALUES.clear()
+        _EXACT_VALUES[full_key] = _call_exact(compute)
+    value = _EXACT_VALUES[full_key]
+    return value.copy() if isinstance(value, np.ndarray) else value
 
 
 def _as_float(value) -> Optional[float]:

@@ -122,7 +122,8 @@ def draws_text(draws: dict) -> str:
     looks = draws.get("looks")
     stop = ""
     if looks and looks.get("stopped_early"):
-        stop = f"; stopped early at look {looks['look']} of {looks['of']}, a violation being certified"
+        quick = " (the quick look, on 1/16 of the budget)" if looks.get("quick_look") == "stopped" else ""
+        stop = f"; stopped early at look {looks['look']} of {looks['of']}{quick}, a violation being certified"
     moved = ""
     if draws.get("certification_per_pair"):
         moved = ("; certification draws moved to the pairs with evidence: "

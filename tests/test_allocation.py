@@ -15,7 +15,7 @@ from mechanisms import GaussianMechanism
 
 
 def test_split_of_samples():
-    allocation = allocate(2_000_000, 0, early_stopping=True)
+    allocation = allocate(2_000_000, 0, (1 / 16, 1 / 4, 1.0))
     assert allocation.pilot == 2_000_000 // 32
     assert allocation.selection + allocation.pilot == 500_000  # 25% of the rest
     assert allocation.pilot + allocation.selection + allocation.certification == 2_000_000

@@ -1,0 +1,85 @@
+"""Early stopping's quick look (audit/engine.py): a whole audit on the first 1/16 of the budget,
+with its own training and seed, at the first look's share of the failure budget."""
+
+import numpy as np
+import pytest
+
+import scenarios
+from audit import Verdict, run_audit
+from audit import engine
+from audit.selection import LOOK_FRACTIONS, LOOK_SHARES, headline_slots
+from mechanisms import GaussianMechanism
+from mechanisms.claims import ApproxDP
+
+SEED = 20261123
+
+
+def test_a_clear_violation_stops_at_the_quick_look_and_counts_only_its_draws():
+    # Calibrated for sensitivity ¼ on a count: exact ε(1e-5) ≈ 4 against a claimed 1.
+    samples = 400_000
+    report = run_audit(GaussianMechanism(1.0, 1e-5, sensitivity=0.25), scenarios.counting(1),
+                       samples=samples, seed=SEED, progress=False, accuracy=False)
+    looks = report.draws["looks"]
+    assert report.verdict is Verdict.VIOLATED
+    assert (looks["look"], looks["of"], looks["quick_look"]) == (1, 3, "stopped")
+    phases = report.draws["per_pair_per_side"]
+    assert sum(phases.values()) == int(samples * LOOK_FRACTIONS[0]) + engine.PROBE_DRAWS
+    assert "the quick look" in report.summary()
+
+
+def test_a_true_claim_runs_every_look_and_spends_exactly_the_budget():
+    samples = 400_000
+    report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=SEED,
+                       progress=False, accuracy=False)
+    looks = report.draws["looks"]
+    assert report.verdict is Verdict.NOT_REFUTED
+    assert (looks["look"], looks["of"], looks["quick_look"]) == (3, 3, "passed")
+    phases = report.draws["per_pair_per_side"]
+    assert phases["quick look"] == int(samples * LOOK_FRACTIONS[0])
+    assert sum(phases.values()) == samples + engine.PROBE_DRAWS
+    assert looks["planned"]["samples"] + looks["planned"]["quick_look"]["samples"] == samples
+
+
+def test_the_looks_share_the_failure_budget_exactly():
+    claim = ApproxDP(1.0, 1e-5)
+    quick = engine._quick_stage(1_000_000, 1, "auto", claim, 2, 0.05)
+    main = engine._stage(1_000_000 - quick.samples, 1, "auto", claim, 2, 0.05, LOOK_FRACTIONS[1:], LOOK_SHARES[1:])
+    assert quick.budget.looks + main.budget.looks == LOOK_SHARES and sum(LOOK_SHARES) == pytest.approx(1.0)
+    assert quick.looks == 1 and main.looks == len(LOOK_FRACTIONS) - 1
+    assert quick.budget.headline_slots == main.budget.headline_slots == headline_slots(claim)
+
+
+def test_small_budgets_have_no_quick_look():
+    claim = ApproxDP(1.0, 1e-5)
+    assert engine._quick_stage(2_000, 1, "auto", claim, 1, 0.05) is None
+    report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=2_000, seed=SEED,
+                       progress=False, accuracy=False)
+    assert report.draws["looks"]["of"] == 1 and report.draws["looks"]["quick_look"] == "none"
+
+
+def test_the_quick_look_has_its_own_reproducible_seed():
+    derived = {engine._quick_entropy(seed) for seed in (0, 1, 2, 2**64)}
+    assert len(derived) == 4 and engine._quick_entropy(1) == engine._quick_entropy(1)
+    assert all(0 <= value < 2**128 for value in derived) and not derived & {0, 1, 2, 2**64}
+
+
+def test_exact_values_of_an_immutable_mechanism_are_computed_once(monkeypatch):
+    calls = []
+    original = GaussianMechanism.epsilon_for_delta
+
+    def counted(self, delta, relation=None):
+        calls.append(delta)
+        return original(self, delta, relation=relation)
+
+    monkeypatch.setattr(GaussianMechanism, "epsilon_for_delta", counted)
+    monkeypatch.setattr(engine, "_EXACT_VALUES", {})
+    mechanism = GaussianMechanism(1.0, 1e-5)
+    first = run_audit(mechanism, scenarios.counting(1), samples=20_000, seed=1, progress=False, accuracy=False)
+    computed = len(calls)
+    second = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=20_000, seed=2,
+                       progress=False, accuracy=False)
+    assert computed > 0 and len(calls) == computed  # an equal mechanism: nothing recomputed
+    assert second.exact_epsilon == first.exact_epsilon == original(mechanism, 1e-5)
+    run_audit(GaussianMechanism(2.0, 1e-5), scenarios.counting(1), samples=20_000, seed=1, progress=False,
+              accuracy=False)
+    assert len(calls) == 2 * computed  # other parameters, other truth
