@@ -155,11 +155,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     labels = tuple(pair.label for pair in pairs)
     datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
-    gamma = 1.0 - confidence
-    quick = _quick_stage(samples, output_dim, statistic, claim, len(pairs), gamma) if early_stopping else None
-    main_samples = samples - (quick.samples if quick else 0)
-    main = _stage(main_samples, output_dim, statistic, claim, len(pairs), gamma,
-                  *((LOOK_FRACTIONS[1:], LOOK_SHARES[1:]) if quick else ((1.0,), (1.0,))))
+    quick, main = plan_stages(samples, output_dim, statistic, claim, len(pairs), 1.0 - confidence, early_stopping)
     _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
@@ -225,6 +221,17 @@ class _Stage:
 
     def chunks(self, chunk: int, pairs: int) -> int:
         return _chunk_count(self.plans(chunk, pairs)[0])
+
+
+def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gamma: float,
+                early_stopping: bool) -> tuple[Optional[_Stage], _Stage]:
+    """The quick look (None without early stopping, or where it would be too small) and the main
+    audit, which spends the rest of ``samples`` and looks at :data:`LOOK_FRACTIONS[1:]` of its
+    selection and certification draws (once, without a quick look)."""
+    quick = _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) if early_stopping else None
+    looks = (LOOK_FRACTIONS[1:], LOOK_SHARES[1:]) if quick else ((1.0,), (1.0,))
+    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks)
+    return quick, main
 
 
 def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares) -> _Stage:

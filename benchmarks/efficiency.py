@@ -114,23 +114,44 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
             except ValueError:  # too few draws to certify anything at all
                 rate = 0.0
             scenario = "worst pair only" if worst_only else "counting(1), 2 pairs"
-            rows.append({"scenario": scenario, "total_draws": total, "samples": samples, "detection": rate,
-                         "clopper_pearson": CLOPPER_PEARSON_SMALL.get((scenario, total)),
-                         "ideal_known_event": ideal_detection(total) if worst_only else None})
+            row = {"scenario": scenario, "total_draws": total, "samples": samples, "detection": rate,
+                   "clopper_pearson": CLOPPER_PEARSON_SMALL.get((scenario, total)),
+                   "ideal_known_event": ideal_detection(total) if worst_only else None}
+            if worst_only:
+                n, level = _audit_split(samples)
+                row.update(certification=n, own_level=level,
+                           ideal_audit_split=ideal_detection(total, n=n, level=level) if n else 0.0)
+            rows.append(row)
     return rows
 
 
-def ideal_detection(total: int, confidence: float = 0.95) -> float:
+def _audit_split(samples: int) -> tuple[int, float]:
+    """The worst-pair audit's certification draws per side and its own headline slot's joint-test
+    level at the last look (what the ideal event would get inside this audit)."""
+    from audit import engine
+    from audit.selection import JOINT_FACTOR, headline_slots
+
+    claim = PureDP(1.0)
+    try:
+        _, main = engine.plan_stages(samples, 1, "auto", claim, 1, 0.05, early_stopping=True)
+    except ValueError:  # too few draws for the phases
+        return 0, 0.0
+    return main.allocation.certification, JOINT_FACTOR * main.budget.headline_level_of(headline_slots(claim)[0])
+
+
+def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: float = 0.0) -> float:
     """Exact detection probability of the best single event *known in advance* (thresholds on a
     grid), certified by the joint test at the whole failure budget with all ``total`` draws
     (total/2 per side) on the worst pair: what no audit that must also choose its event can beat
-    at this confidence.  Computed by summing binomial probabilities over the counts (the
-    rejection region is monotone in the count of the more likely side)."""
+    at this confidence.  With ``n`` and ``level``: the same event with ``n`` draws per side at
+    ``level`` (an audit's certification draws and its own slot's level).  Computed by summing
+    binomial probabilities over the counts (the rejection region is monotone in the count of the
+    more likely side)."""
     from scipy import stats
 
     from audit.joint_bounds import JointTest
 
-    n, level, best = total // 2, 1.0 - confidence, 0.0
+    n, level, best = n or total // 2, level or 1.0 - confidence, 0.0
     for threshold in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5):
         # Laplace(scale 1/2) at 1 against 0: the event "output ≥ threshold".
         p_a, p_b = stats.laplace.sf(threshold, 1.0, 0.5), stats.laplace.sf(threshold, 0.0, 0.5)
@@ -167,14 +188,17 @@ def render(results: dict) -> str:
     out += ["", f"### Small budgets: Laplace with the wrong sensitivity (true ε 2, claim 1); StatDP: "
                 f"{STATDP_DRAWS} draws, dpaudit before: {BEFORE_DRAWS}", "",
             "| scenario | total draws | samples per pair and side | detection rate | Clopper–Pearson headline "
-            "| ideal: best event known in advance, all draws, whole budget |", "|---|---|---|---|---|---|"]
+            "| ideal: best event known in advance, all draws, whole budget | the same event with the audit's "
+            "certification draws and own-slot level |", "|---|---|---|---|---|---|---|"]
 
     def rate(value):
         return "–" if value is None else f"{value:.2f}"
 
     for r in results["small"]:
+        split = "–" if r.get("certification") is None else \
+            f"{rate(r.get('ideal_audit_split'))} ({r['certification']:,} draws, level {r['own_level']:.3f})"
         out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} | "
-                   f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} |")
+                   f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} | {split} |")
     return "\n".join(out) + "\n"
 
 
@@ -190,6 +214,9 @@ def main(argv=None) -> int:
     from audit.checkpoint import write_atomic
 
     results = {"tightness": [], "early": [], "small": []}
+    saved = args.out / "efficiency.json" if args.out else None
+    if args.only and saved is not None and saved.exists():  # a partial rerun keeps the other tables
+        results.update(json.loads(saved.read_text()))
     studies = {"tightness": lambda: tightness(args.seeds, args.jobs), "early": lambda: early_stops(args.samples),
                "small": lambda: small_budgets(args.runs, args.jobs)}
     for name, study in studies.items():

@@ -42,8 +42,7 @@ def test_a_true_claim_runs_every_look_and_spends_exactly_the_budget():
 
 def test_the_looks_share_the_failure_budget_exactly():
     claim = ApproxDP(1.0, 1e-5)
-    quick = engine._quick_stage(1_000_000, 1, "auto", claim, 2, 0.05)
-    main = engine._stage(1_000_000 - quick.samples, 1, "auto", claim, 2, 0.05, LOOK_FRACTIONS[1:], LOOK_SHARES[1:])
+    quick, main = engine.plan_stages(1_000_000, 1, "auto", claim, 2, 0.05, early_stopping=True)
     assert quick.budget.looks + main.budget.looks == LOOK_SHARES and sum(LOOK_SHARES) == pytest.approx(1.0)
     assert quick.looks == 1 and main.looks == len(LOOK_FRACTIONS) - 1
     assert quick.budget.headline_slots == main.budget.headline_slots == headline_slots(claim)
@@ -51,7 +50,7 @@ def test_the_looks_share_the_failure_budget_exactly():
 
 def test_small_budgets_have_no_quick_look():
     claim = ApproxDP(1.0, 1e-5)
-    assert engine._quick_stage(2_000, 1, "auto", claim, 1, 0.05) is None
+    assert engine.plan_stages(2_000, 1, "auto", claim, 1, 0.05, early_stopping=True)[0] is None
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=2_000, seed=SEED,
                        progress=False, accuracy=False)
     assert report.draws["looks"]["of"] == 1 and report.draws["looks"]["quick_look"] == "none"
