@@ -42,7 +42,7 @@ import json
 import math
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -168,7 +168,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
         for stage, stage_entropy, stage_checkpoint in stages:
-            outcome = _run_stage(stage, _replace(job, entropy=stage_entropy), executor, bar,
+            outcome = _run_stage(stage, replace(job, entropy=stage_entropy), executor, bar,
                                  stage_checkpoint, fingerprint, statistic, claim, chunk)
             if outcome.violated:
                 break
@@ -188,7 +188,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
-    return _replace(report, draws=_draws(outcome, quick, main, len(pairs)))
+    return replace(report, draws=_draws(outcome, quick, main, len(pairs)))
 
 
 # --- stages and looks -------------------------------------------------------------------------
@@ -201,6 +201,7 @@ class _Stage:
     samples: int
     allocation: Allocation
     budget: Budget
+    final: bool = True  # whether its last look is the audit's (else only a violation is reported)
 
     @property
     def looks(self) -> int:
@@ -256,7 +257,7 @@ def _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) -> Optiona
     if min(stage.allocation.selection, stage.allocation.certification) < MIN_LOOKED or \
             _hopeless(stage.allocation.certification, stage.budget.headline_level, claim):
         return None
-    return stage
+    return replace(stage, final=False)
 
 
 def _quick_entropy(entropy: int) -> int:
@@ -288,16 +289,16 @@ def _run_stage(stage: _Stage, job: AuditJob, executor, bar, checkpoint, fingerpr
     pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
     plans, segments = stage.plans(chunk, pairs)
     if allocation.training:
-        job = _replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
+        job = replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
     run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
     training = run.training() if allocation.training else [(None, None)] * pairs
     fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
                             output_dim=job.output_dim)
               for (base, neighbour), label in zip(training, labels)]
     statistics = tuple(f[0] for f in fitted)
-    job = run.job = _replace(job, statistics=statistics)
+    job = run.job = replace(job, statistics=statistics)
     binnings = run.pilot()
-    job = run.job = _replace(job, binnings=binnings)
+    job = run.job = replace(job, binnings=binnings)
     for look in range(stage.looks):
         selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
         if look == 0 and pairs > 1:  # decided on selection draws, before any certification
@@ -309,7 +310,8 @@ def _run_stage(stage: _Stage, job: AuditJob, executor, bar, checkpoint, fingerpr
                 plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
             bar.total += _chunk_count(plans) - before
         certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
-        n_certify, last = [counts.n for counts in certification], look == stage.looks - 1
+        n_certify = [counts.n for counts in certification]
+        last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
         events = select_events(selection, claim, budget, n_certify, look, curves=last)
         certified = certify(events, certification, binnings, claim, bounds=last)
         violated = _violates(certified, claim)
@@ -468,12 +470,6 @@ def _probe(mechanism, name, datasets, labels, entropy) -> int:
 
 def _declares_accuracy(mechanism) -> bool:
     return all(callable(getattr(mechanism, attr, None)) for attr in ("error_bound", "true_answer"))
-
-
-def _replace(job, **changes):
-    from dataclasses import replace
-
-    return replace(job, **changes)
 
 
 # --- running the phases ---------------------------------------------------------------------

@@ -39,7 +39,7 @@ test needs no randomisation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 from scipy import special
@@ -120,6 +120,7 @@ class JointTest:
         self.quantity = slot_quantity(slot)
         self.count_a, self.count_b, self.n, self.level = int(count_a), int(count_b), int(n), float(level)
         self.eta = NUISANCE_SHARE * level
+        self._bound: Optional[float] = None
         inner = level / 2  # Z is the Bonferroni plug-in at the level's halves
 
         def statistic(count_a, count_b):
@@ -181,7 +182,14 @@ class JointTest:
         return self.p_value(value) <= self.level
 
     def lower_bound(self) -> float:
-        """The largest v found with p(v) ≤ level (0 if none): a lower confidence bound on F.
+        """The largest v found with p(v) ≤ level (0 if none): a lower confidence bound on F
+        (computed once per test)."""
+        if self._bound is None:
+            self._bound = self._search()
+        return self._bound
+
+    def _search(self) -> float:
+        """:meth:`lower_bound`'s search.
 
         p(v) grows with v (the null set grows), so a bracket [low, high] with p(low) ≤ level <
         p(high) is narrowed until its width is :data:`_TOLERANCE` (relative above 1) and ``low`` is

@@ -50,6 +50,7 @@ counts alone.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -224,6 +225,21 @@ def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
     return cp_for_choosing(cp_upper, count_b, n, level), 1.0 - cp_for_choosing(cp_lower, count_a, n, level)
 
 
+def _candidates(count_a: np.ndarray, count_b: np.ndarray):
+    """The thresholds worth scoring: per orientation (row), the first of every run of thresholds
+    with equal predicted counts (empty bins repeat their neighbour's counts, and equal counts score
+    equally, so the first maximiser is the same as over all thresholds).  Returns the candidates'
+    orientations, threshold indices (0-based) and counts, orientation 0 first."""
+    orientations, indices = [], []
+    for orientation in range(count_a.shape[0]):
+        change = (np.diff(count_a[orientation]) != 0) | (np.diff(count_b[orientation]) != 0)
+        index = np.concatenate([[0], np.flatnonzero(change) + 1])
+        orientations.append(np.full(index.size, orientation))
+        indices.append(index)
+    orientation, index = np.concatenate(orientations), np.concatenate(indices)
+    return orientation, index, count_a[orientation, index], count_b[orientation, index]
+
+
 def _joint_proxy_level(level: float) -> float:
     """The per-side Clopper–Pearson level that stands in for a headline event's joint test when
     choosing it.  The joint test at 2·level has a margin of about z·√(s_A² + s_B²), z = Φ⁻¹(1 − 2·level);
@@ -261,34 +277,33 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     curves only if it stops the audit)."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
-    tails = [_predicted(*counts.tails(), counts.n, size) for counts, size in zip(selection, sizes)]
+    candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size))
+                  for counts, size in zip(selection, sizes)]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
     for slot in budget.headline_slots if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
         best = None
-        for pair, (count_a, count_b) in enumerate(tails):
+        for pair, (orientation, index, count_a, count_b) in enumerate(candidates):
             if (pair, proxy) not in points:
                 points[pair, proxy] = _points(count_a, count_b, sizes[pair], proxy)
             scores = _scores(slot, *points[pair, proxy])
-            o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
-            if best is None or scores[o, j] > best[0]:
-                best = (scores[o, j], pair, int(o), int(j) + 1)
+            i = int(np.argmax(scores))
+            if best is None or scores[i] > best[0]:
+                best = (scores[i], pair, int(orientation[i]), int(index[i]) + 1)
         events.append(Event(best[1], best[2], best[3], "headline", slot, level))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
     slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
     level = budget.curve_level_of(look)
-    for pair, ((count_a, count_b), counts) in enumerate(zip(tails, selection)):
+    for pair, ((orientations, index, count_a, count_b), counts) in enumerate(zip(candidates, selection)):
         alpha_hi, beta_hi = _points(count_a, count_b, sizes[pair], level)
         for slot in slots:
-            scores = _scores(slot, alpha_hi, beta_hi)
-            o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
-            events.append(Event(pair, int(o), int(j) + 1, "curve", slot, level))
-        mu_scores = mu_lower_bound(alpha_hi, beta_hi)
-        orientation = int(np.argmax(mu_scores.max(axis=1)))
+            i = int(np.argmax(_scores(slot, alpha_hi, beta_hi)))
+            events.append(Event(pair, int(orientations[i]), int(index[i]) + 1, "curve", slot, level))
+        orientation = int(orientations[int(np.argmax(mu_lower_bound(alpha_hi, beta_hi)))])
         alpha_hat = counts.tails()[1][orientation] / counts.n  # non-increasing in j
         chosen = set()
         for target in ALPHA_TARGETS:
@@ -312,6 +327,13 @@ def claimed_value(slot: str, claim) -> Optional[float]:
     return float(claim.mu) if hasattr(claim, "mu") else None
 
 
+@functools.lru_cache(maxsize=64)
+def _joint_test(slot: str, count_a: int, count_b: int, n: int, level: float) -> JointTest:
+    """The joint test of these counts, built once: a stopping look certifies its headline events
+    again with their bounds, and two slots often choose the same event."""
+    return JointTest(slot, count_a, count_b, n, level)
+
+
 def certify(events: list[Event], certification: list[PairCounts], binnings, claim, *,
             bounds: bool = True) -> list[CertifiedEvent]:
     """Count each chosen event on the certification samples and certify it: curve events by two
@@ -326,7 +348,7 @@ def certify(events: list[Event], certification: list[PairCounts], binnings, clai
         count_b = int(count_b_all[event.orientation, event.index - 1])
         threshold = binnings[event.pair].edge(event.index)
         if event.family == "headline":
-            test = JointTest(event.slot, count_a, count_b, n, JOINT_FACTOR * event.level)
+            test = _joint_test(event.slot, count_a, count_b, n, JOINT_FACTOR * event.level)
             claimed = claimed_value(event.slot, claim)
             refutes = claimed is not None and np.isfinite(claimed) and test.rejects(claimed)
             result.append(CertifiedEvent(event, threshold, count_a, count_b, n, math.nan, math.nan,

@@ -1,7 +1,6 @@
 """Early stopping's quick look (audit/engine.py): a whole audit on the first 1/16 of the budget,
 with its own training and seed, at the first look's share of the failure budget."""
 
-import numpy as np
 import pytest
 
 import scenarios
