@@ -1,0 +1,45 @@
+"""Choosing events (audit/selection.py): scoring only the distinct candidates chooses what scoring
+every threshold would."""
+
+import numpy as np
+import pytest
+
+from audit import selection
+from audit.selection import Budget, PairCounts, headline_slots, select_events
+from mechanisms.claims import ApproxDP, GaussianDP, PureDP
+
+BINS = 2**15 + 2
+
+
+def _counts(rng, discrete: bool, n: int) -> PairCounts:
+    if discrete:  # a handful of atoms: most thresholds repeat their neighbour's counts
+        atoms = rng.choice(BINS, 6, replace=False)
+        base = np.bincount(rng.choice(atoms, n), minlength=BINS)
+        neighbour = np.bincount(rng.choice(atoms, n, p=[0.3, 0.1, 0.2, 0.1, 0.2, 0.1]), minlength=BINS)
+    else:
+        base = np.bincount(np.clip(rng.normal(BINS / 2, 3000, n).astype(int), 0, BINS - 1), minlength=BINS)
+        neighbour = np.bincount(np.clip(rng.normal(BINS / 2 + 4000, 3000, n).astype(int), 0, BINS - 1),
+                                minlength=BINS)
+    return PairCounts(base, neighbour, n)
+
+
+def _brute_force(counts: PairCounts, slot: str, n_certify: int, level: float) -> tuple[int, int]:
+    """The first maximiser over every (orientation, threshold), as before candidates were compressed."""
+    count_a, count_b = selection._predicted(*counts.tails(), counts.n, n_certify)
+    scores = selection._scores(slot, *selection._points(count_a, count_b, n_certify, level))
+    o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    return int(o), int(j) + 1
+
+
+@pytest.mark.parametrize("discrete", [True, False])
+@pytest.mark.parametrize("n", [300, 50_000])
+@pytest.mark.parametrize("claim", [ApproxDP(1.0, 1e-5), PureDP(1.0), GaussianDP(1.0)])
+def test_compressed_candidates_choose_the_brute_force_events(discrete, n, claim):
+    counts = _counts(np.random.default_rng(n + discrete), discrete, n)
+    budget = Budget(0.05, headline_slots(claim), 1)
+    events = select_events([counts], claim, budget, 3 * n)
+    for event in events:
+        if event.band:
+            continue
+        level = selection._joint_proxy_level(event.level) if event.family == "headline" else event.level
+        assert (event.orientation, event.index) == _brute_force(counts, event.slot, 3 * n, level), event.slot
