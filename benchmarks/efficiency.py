@@ -6,8 +6,10 @@ independent review and the earlier benchmarks, with the same total draws per sid
 1. **Tightness per draw.**  Analytic Gaussian (ε = 1, δ = 1e-5) on ``scenarios.counting(1)``:
    mean ε_lb/ε and μ_lb/μ over ``--seeds`` seeds at 2·10⁶ and 2·10⁷ total draws per side.
 2. **Early stops.**  Every mechanism of the faulty zoo at the default budget (2·10⁶): wall time with
-   early stopping against the same audit without it (the engine before looks drew everything),
-   the look it stopped at and the verdict.
+   early stopping against the same audit without it, and against the engine before issue 18
+   (:data:`BEFORE_SECONDS`), the look it stopped at and the verdict.  The warm-up audit computes
+   each mechanism's exact values, which the engine then remembers, so the timed audits compare
+   the audits' own work.
 3. **Small budgets.**  The Laplace mechanism calibrated to sensitivity 1 on a sum whose true
    sensitivity is 2 (true ε = 2, claim 1): the detection rate over ``--runs`` seeds on a doubling
    grid of total draws (both sides, all pairs), for the worst-case pair alone and for
@@ -34,6 +36,14 @@ from scenarios.faulty_cases import FAULTY_MECHANISMS
 BEFORE = {2_000_000: {"epsilon": 0.715, "epsilon_sd": 0.045, "ideal": 0.812},
           20_000_000: {"epsilon": 0.867, "epsilon_sd": 0.031, "ideal": 0.920}}
 STATDP_DRAWS, BEFORE_DRAWS = 360, 1_208
+#: Wall time (s) of the engine before issue 18 (commit 6be7da7, its default budget of 10⁶ per phase)
+#: on the six faults its zoo had: median of 3 after a warm-up audit, each mechanism's exact values
+#: memoised as the current engine remembers them, measured on this machine on 2026-11-23 (git
+#: worktree of 6be7da7 running benchmarks/before/time_engine_issue18.py).  The other three faults
+#: did not exist then.
+BEFORE_SECONDS = {"gaussian-sensitivity": 2.04, "gaussian-classical-large-eps": 0.91,
+                  "correlated-half-size-noise": 2.36, "correlated-replace": 1.19,
+                  "truncated-laplace-half-bound": 1.13, "laplace-per-query": 2.24}
 #: The same figures with the issue-18 allocation but Clopper–Pearson headline points (before the
 #: joint test of audit/joint_bounds.py): benchmarks/results/efficiency.md of that commit (a68a19b).
 CLOPPER_PEARSON = {2_000_000: 0.756, 20_000_000: 0.885}
@@ -47,21 +57,28 @@ CLOPPER_PEARSON_SMALL = {("worst pair only", 90): 0.03, ("worst pair only", 180)
                          ("counting(1), 2 pairs", 5760): 1.00}
 
 
-def _gaussian(samples: int, seed: int) -> tuple[float, float]:
+def _gaussian(samples: int, seed: int, early_stopping: bool = True) -> tuple[float, float]:
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=seed,
-                       progress=False, accuracy=False)
+                       progress=False, accuracy=False, early_stopping=early_stopping)
     return report.epsilon_lower_bound / report.exact_epsilon, report.mu_lower_bound / report.exact_mu
 
 
 def tightness(seeds: int, n_jobs: int) -> list[dict]:
+    """Mean ε_lb/ε and μ_lb/μ with the default early stopping and, on the same seeds, without it
+    (what early stopping costs a correct claim: the quick look's 1/16 of the draws and the last
+    look's smaller share of the failure budget)."""
     rows = []
     for samples in (2_000_000, 20_000_000):
         started = time.perf_counter()
         values = Parallel(n_jobs=n_jobs)(delayed(_gaussian)(samples, 1000 + s) for s in range(seeds))
+        seconds = time.perf_counter() - started
         eps, mu = np.array(values).T
+        full = Parallel(n_jobs=n_jobs)(delayed(_gaussian)(samples, 1000 + s, False) for s in range(seeds))
+        full_eps, full_mu = np.array(full).T
         rows.append({"samples": samples, "seeds": seeds, "epsilon_ratio": float(eps.mean()),
                      "epsilon_ratio_sd": float(eps.std(ddof=1)), "mu_ratio": float(mu.mean()),
-                     "before": BEFORE[samples]["epsilon"], "seconds": time.perf_counter() - started})
+                     "full_epsilon_ratio": float(full_eps.mean()), "full_mu_ratio": float(full_mu.mean()),
+                     "before": BEFORE[samples]["epsilon"], "seconds": seconds})
     return rows
 
 
@@ -88,6 +105,9 @@ def early_stops(samples: int, repeats: int = 3) -> list[dict]:
                 result["look"] = f"{looks.get('look')}/{looks.get('of')}"
                 result["draws"] = report.draws["per_side"]
         result["ratio"] = result["early_seconds"] / result["full_seconds"]
+        if name in BEFORE_SECONDS:
+            result["before_seconds"] = BEFORE_SECONDS[name]
+            result["ratio_to_before"] = result["early_seconds"] / BEFORE_SECONDS[name]
         rows.append(result)
     return rows
 
@@ -170,21 +190,28 @@ def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: 
     return float(best)
 
 
+def _number(value, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
 def render(results: dict) -> str:
     out = ["### Tightness per draw (analytic Gaussian, ε = 1, δ = 1e-5, counting(1))", "",
-           "| total draws per side | seeds | mean ε_lb/ε (SD) | before issue 18 | Clopper–Pearson headline | "
-           "ideal single threshold, same total | mean μ_lb/μ | s |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| total draws per side | seeds | mean ε_lb/ε (SD) | without early stopping | before issue 18 | "
+           "Clopper–Pearson headline | ideal single threshold, same total | mean μ_lb/μ | without early stopping | s |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["tightness"]:
         out.append(f"| {r['samples']:,} | {r['seeds']} | {r['epsilon_ratio']:.3f} ({r['epsilon_ratio_sd']:.3f}) | "
-                   f"{r['before']:.3f} | {CLOPPER_PEARSON[r['samples']]:.3f} | {BEFORE[r['samples']]['ideal']:.3f} | "
-                   f"{r['mu_ratio']:.4f} | {r['seconds']:.0f} |")
+                   f"{_number(r.get('full_epsilon_ratio'), 3)} | {r['before']:.3f} | "
+                   f"{CLOPPER_PEARSON[r['samples']]:.3f} | {BEFORE[r['samples']]['ideal']:.3f} | "
+                   f"{r['mu_ratio']:.4f} | {_number(r.get('full_mu_ratio'), 4)} | {r['seconds']:.0f} |")
     out += ["", "### Faulty zoo at the default budget: early stopping vs drawing everything", "",
-            "| fault | verdict (early / full) | stopped at look | draws per side | s early | s full | ratio |",
-            "|---|---|---|---|---|---|---|"]
+            "| fault | verdict (early / full) | stopped at look | draws per side | s early | s full | ratio | "
+            "s before issue 18 | ratio to before |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for r in results["early"]:
         out.append(f"| {r['case']} | {r['early_verdict']} / {r['full_verdict']} | {r['look']} | {r['draws']:,} | "
-                   f"{r['early_seconds']:.2f} | {r['full_seconds']:.2f} | {r['ratio']:.2f} |")
+                   f"{r['early_seconds']:.2f} | {r['full_seconds']:.2f} | {r['ratio']:.2f} | "
+                   f"{_number(r.get('before_seconds'), 2)} | {_number(r.get('ratio_to_before'), 2)} |")
     out += ["", f"### Small budgets: Laplace with the wrong sensitivity (true ε 2, claim 1); StatDP: "
                 f"{STATDP_DRAWS} draws, dpaudit before: {BEFORE_DRAWS}", "",
             "| scenario | total draws | samples per pair and side | detection rate | Clopper–Pearson headline "
@@ -192,7 +219,7 @@ def render(results: dict) -> str:
             "certification draws and own-slot level |", "|---|---|---|---|---|---|---|"]
 
     def rate(value):
-        return "–" if value is None else f"{value:.2f}"
+        return _number(value, 2)
 
     for r in results["small"]:
         split = "–" if r.get("certification") is None else \
