@@ -1,11 +1,11 @@
-"""Early stopping's quick look (audit/engine.py): a whole audit on the first 1/16 of the budget,
+"""Early stopping's quick look (audit/stages.py): a whole audit on the first 1/16 of the budget,
 with its own training and seed, at the first look's share of the failure budget."""
 
 import pytest
 
 import scenarios
 from audit import Verdict, run_audit
-from audit import engine
+from audit import engine, stages
 from audit.selection import LOOK_FRACTIONS, LOOK_SHARES, headline_slots
 from mechanisms import GaussianMechanism
 from mechanisms.claims import ApproxDP
@@ -22,7 +22,7 @@ def test_a_clear_violation_stops_at_the_quick_look_and_counts_only_its_draws():
     assert report.verdict is Verdict.VIOLATED
     assert (looks["look"], looks["of"], looks["quick_look"]) == (1, 3, "stopped")
     phases = report.draws["per_pair_per_side"]
-    assert sum(phases.values()) == int(samples * LOOK_FRACTIONS[0]) + engine.PROBE_DRAWS
+    assert sum(phases.values()) == int(samples * LOOK_FRACTIONS[0]) + stages.PROBE_DRAWS
     assert "the quick look" in report.summary()
 
 
@@ -35,13 +35,13 @@ def test_a_true_claim_runs_every_look_and_spends_exactly_the_budget():
     assert (looks["look"], looks["of"], looks["quick_look"]) == (3, 3, "passed")
     phases = report.draws["per_pair_per_side"]
     assert phases["quick look"] == int(samples * LOOK_FRACTIONS[0])
-    assert sum(phases.values()) == samples + engine.PROBE_DRAWS
+    assert sum(phases.values()) == samples + stages.PROBE_DRAWS
     assert looks["planned"]["samples"] + looks["planned"]["quick_look"]["samples"] == samples
 
 
 def test_the_looks_share_the_failure_budget_exactly():
     claim = ApproxDP(1.0, 1e-5)
-    quick, main = engine.plan_stages(1_000_000, 1, "auto", claim, 2, 0.05, early_stopping=True)
+    quick, main = stages.plan_stages(1_000_000, 1, "auto", claim, 2, 0.05, early_stopping=True)
     assert quick.budget.looks + main.budget.looks == LOOK_SHARES and sum(LOOK_SHARES) == pytest.approx(1.0)
     assert quick.looks == 1 and main.looks == len(LOOK_FRACTIONS) - 1
     assert quick.budget.headline_slots == main.budget.headline_slots == headline_slots(claim)
@@ -49,15 +49,15 @@ def test_the_looks_share_the_failure_budget_exactly():
 
 def test_small_budgets_have_no_quick_look():
     claim = ApproxDP(1.0, 1e-5)
-    assert engine.plan_stages(2_000, 1, "auto", claim, 1, 0.05, early_stopping=True)[0] is None
+    assert stages.plan_stages(2_000, 1, "auto", claim, 1, 0.05, early_stopping=True)[0] is None
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=2_000, seed=SEED,
                        progress=False, accuracy=False)
     assert report.draws["looks"]["of"] == 1 and report.draws["looks"]["quick_look"] == "none"
 
 
 def test_the_quick_look_has_its_own_reproducible_seed():
-    derived = {engine._quick_entropy(seed) for seed in (0, 1, 2, 2**64)}
-    assert len(derived) == 4 and engine._quick_entropy(1) == engine._quick_entropy(1)
+    derived = {stages.quick_entropy(seed) for seed in (0, 1, 2, 2**64)}
+    assert len(derived) == 4 and stages.quick_entropy(1) == stages.quick_entropy(1)
     assert all(0 <= value < 2**128 for value in derived) and not derived & {0, 1, 2, 2**64}
 
 
