@@ -18,11 +18,12 @@ pair: both directions are always audited) the engine runs four phases, each on f
 
 With ``early_stopping`` (the default) the audit looks three times, each look with its own share of
 the failure budget (:data:`audit.selection.LOOK_SHARES`), and stops at the first look that
-certifies a violation (:mod:`audit.stages`; the accounting is in :mod:`audit.selection`, "Looks").  The first, the *quick look*, is a whole
-audit (training, pilot, selection, certification) on the first 1/16 of ``samples``, drawn from a
-seed derived from the audit's, so a clear violation costs 1/16 of the draws *and* of the fixed
-costs of a full audit.  The main audit spends the other 15/16, its selection and certification
-arriving in segments that end at 1/4 and all of their draws.
+certifies a violation (:mod:`audit.stages`; the accounting is in :mod:`audit.selection`,
+"Looks").  The first, the *quick look*, is a whole audit (training, pilot, selection,
+certification) on the first 1/16 of ``samples``, drawn from a seed derived from the audit's, so a
+clear violation costs 1/16 of the draws *and* of the fixed costs of a full audit.  The main audit
+spends the other 15/16, its selection and certification arriving in segments that end at 1/4 and
+all of their draws.
 
 Events are chosen on samples independent of those that certify them, and the Bonferroni
 accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
