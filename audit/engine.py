@@ -156,7 +156,9 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         for stage, stage_entropy, stage_checkpoint in stages:
             outcome = run_stage(stage, replace(job, entropy=stage_entropy), executor, bar,
                                  stage_checkpoint, fingerprint, statistic, claim, chunk)
-            if outcome.violated:
+            if outcome.violated:  # the bar ends full where the audit stopped
+                bar.total = bar.n
+                bar.refresh()
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
