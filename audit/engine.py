@@ -37,6 +37,7 @@ see: events of any probability are counted exactly, and an event never observed 
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import inspect
 import json
@@ -112,7 +113,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         Look at the evidence three times and stop at the first look that certifies a violation
         (the failure budget is split over the looks): the quick look, an audit of its own on 1/16
         of ``samples``, then after 1/4 and all of the main audit's selection and certification
-        draws.  Budgets too small to look at (about 5,000 ``samples``) have a single look.
+        draws.  Under about 5,000 ``samples`` there is no quick look (its share of the failure
+        budget goes to the next look), and under a few hundred a single look.
 
     Returns
     -------
@@ -153,9 +155,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
+        outcomes = []
         for stage, stage_entropy, stage_checkpoint in stages:
             outcome = run_stage(stage, replace(job, entropy=stage_entropy), executor, bar,
-                                 stage_checkpoint, fingerprint, statistic, claim, chunk)
+                                stage_checkpoint, fingerprint, statistic, claim, chunk)
+            outcomes.append(outcome)
             if outcome.violated:  # the bar ends full where the audit stopped
                 bar.total = bar.n
                 bar.refresh()
@@ -176,7 +180,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
-    return replace(report, draws=stage_draws(outcome, quick, main, len(pairs)))
+    return replace(report, draws=stage_draws(outcomes, quick, main, len(pairs)))
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -298,16 +302,27 @@ def _declares_accuracy(mechanism) -> bool:
 
 def _exact(mechanism, method: str, *args, **kwargs):
     """The mechanism's exact value, or None where it does not know it.  Values of an immutable
-    reference mechanism (:class:`mechanisms.gaussian.FrozenParameters`: equal parameters, equal
-    truth) are remembered, so repeated audits of one mechanism compute its exact curves once (some
-    take a second: an accountant's ε(δ) on the 40 δ of the curve)."""
+    reference mechanism (:func:`_immutable`: equal parameters, equal truth) are remembered, so
+    repeated audits of one mechanism compute its exact curves once (some take a second: an
+    accountant's ε(δ) on the 40 δ of the curve)."""
     function = getattr(mechanism, method, None)
     if not callable(function):
         return None
-    if isinstance(mechanism, FrozenParameters):
+    if _immutable(mechanism):
         key = (method, tuple(_hashable(a) for a in args), tuple(sorted((k, _hashable(v)) for k, v in kwargs.items())))
         return _remembered_exact(mechanism, key, lambda: function(*args, **kwargs))
     return _call_exact(function, *args, **kwargs)
+
+
+def _immutable(value) -> bool:
+    """Whether ``value`` is built only of numbers, strings, enums, tuples and reference mechanisms
+    (:class:`mechanisms.gaussian.FrozenParameters`) made of them: a composition of a user's
+    mutable mechanism is not, so its truth is recomputed every time."""
+    if isinstance(value, FrozenParameters):
+        return all(_immutable(parameter) for _, parameter in value._params)
+    if isinstance(value, tuple):
+        return all(_immutable(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, enum.Enum))
 
 
 def _call_exact(function, *args, **kwargs):
@@ -325,17 +340,20 @@ def _hashable(value):
 
 _EXACT_VALUES: dict = {}
 _EXACT_VALUES_MAX = 4096
+_MISSING = object()
 
 
 def _remembered_exact(mechanism, key, compute):
     """``compute()`` (None if it raises NotImplementedError/ValueError), remembered per mechanism
-    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values."""
+    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values (audits run
+    in threads may clear it at any time, so the value is never read back from it)."""
     full_key = (mechanism, key)
-    if full_key not in _EXACT_VALUES:
+    value = _EXACT_VALUES.get(full_key, _MISSING)
+    if value is _MISSING:
+        value = _call_exact(compute)
         if len(_EXACT_VALUES) >= _EXACT_VALUES_MAX:
             _EXACT_VALUES.clear()
-        _EXACT_VALUES[full_key] = _call_exact(compute)
-    value = _EXACT_VALUES[full_key]
+        _EXACT_VALUES[full_key] = value
     return value.copy() if isinstance(value, np.ndarray) else value
 
 

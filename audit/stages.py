@@ -79,10 +79,16 @@ class Stage:
 def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gamma: float,
                 early_stopping: bool) -> tuple[Optional[Stage], Stage]:
     """The quick look (None without early stopping, or where it would be too small) and the main
-    audit, which spends the rest of ``samples`` and looks at :data:`LOOK_FRACTIONS[1:]` of its
-    selection and certification draws (once, without a quick look)."""
+    audit, which spends the rest of ``samples`` and, with early stopping, looks at
+    :data:`LOOK_FRACTIONS[1:] <audit.selection.LOOK_FRACTIONS>` of its selection and certification
+    draws (once when they are too few)."""
     quick = _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) if early_stopping else None
-    looks = (LOOK_FRACTIONS[1:], LOOK_SHARES[1:]) if quick else ((1.0,), (1.0,))
+    if quick:
+        looks = LOOK_FRACTIONS[1:], LOOK_SHARES[1:]
+    elif early_stopping:  # too small for a quick look: its share goes to the main audit's first look
+        looks = LOOK_FRACTIONS[1:], (LOOK_SHARES[0] + LOOK_SHARES[1],) + LOOK_SHARES[2:]
+    else:
+        looks = (1.0,), (1.0,)
     main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks)
     return quick, main
 
@@ -175,23 +181,28 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
     return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
 
 
-def stage_draws(outcome: Outcome, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
-    """The report's draw counts: what the stage that decided used, plus a passed quick look's."""
+def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
+    """The report's draw counts: what the stage that decided (the last of ``outcomes``) used, plus
+    each pair's draws in a quick look that did not stop the audit (its certification draws may
+    have moved between pairs too)."""
+    outcome = outcomes[-1]
     stage, look = outcome.stage, outcome.look
-    phases = {"probe": PROBE_DRAWS}
-    in_main = stage is main
-    if quick is not None and in_main:
-        phases["quick look"] = quick.samples
-    phases.update({"training": stage.allocation.training, "pilot": stage.allocation.pilot,
-                   "selection": stage.allocation.selection_ends[look]})
+    passed = quick is not None and stage is main
+    phases = {"probe": PROBE_DRAWS, "training": stage.allocation.training, "pilot": stage.allocation.pilot,
+              "selection": stage.allocation.selection_ends[look]}
+    quick_look = None
+    if passed:
+        first = outcomes[0]
+        spent = first.stage.allocation.training + first.stage.allocation.pilot + first.stage.allocation.selection
+        quick_look = [spent + certification for certification in first.certification]
     planned = main.allocation.to_dict()
     if quick is not None:
         planned["quick_look"] = quick.allocation.to_dict()
-    looks = {"look": look + 1 + (1 if quick is not None and in_main else 0),
-             "of": main.looks + (1 if quick is not None else 0), "planned": planned}
+    looks = {"look": look + 1 + (1 if passed else 0), "of": main.looks + (1 if quick is not None else 0),
+             "planned": planned}
     looks["stopped_early"] = looks["look"] < looks["of"]
-    looks["quick_look"] = "passed" if quick is not None and in_main else ("stopped" if quick is not None else "none")
-    return draw_counts(phases, pairs, certification=outcome.certification, looks=looks)
+    looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
+    return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
 
 
 def _violates(certified, claim) -> bool:
