@@ -18,11 +18,12 @@ pair: both directions are always audited) the engine runs four phases, each on f
 
 With ``early_stopping`` (the default) the audit looks three times, each look with its own share of
 the failure budget (:data:`audit.selection.LOOK_SHARES`), and stops at the first look that
-certifies a violation (:mod:`audit.selection`, "Looks").  The first, the *quick look*, is a whole
-audit (training, pilot, selection, certification) on the first 1/16 of ``samples``, drawn from a
-seed derived from the audit's, so a clear violation costs 1/16 of the draws *and* of the fixed
-costs of a full audit.  The main audit spends the other 15/16, its selection and certification
-arriving in segments that end at 1/4 and all of their draws.
+certifies a violation (:mod:`audit.stages`; the accounting is in :mod:`audit.selection`,
+"Looks").  The first, the *quick look*, is a whole audit (training, pilot, selection,
+certification) on the first 1/16 of ``samples``, drawn from a seed derived from the audit's, so a
+clear violation costs 1/16 of the draws *and* of the fixed costs of a full audit.  The main audit
+spends the other 15/16, its selection and certification arriving in segments that end at 1/4 and
+all of their draws.
 
 Events are chosen on samples independent of those that certify them, and the Bonferroni
 accounting of :mod:`audit.selection` makes every printed bound hold simultaneously with
@@ -36,13 +37,14 @@ see: events of any probability are counted exactly, and an event never observed 
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import inspect
 import json
 import math
 import platform
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -54,34 +56,19 @@ from mechanisms.claims import Claim, GaussianDP
 from mechanisms.gaussian import FrozenParameters
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
-from .checkpoint import load_state, save_state
+from .checkpoint import load_state
 from .executor import check_backend, check_n_jobs, make_executor
 from .parallelism import check_backend_options
-from .report import draw_counts
-from .intervals import cp_lower, cp_upper
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
-from .allocation import MIN_LOOKED, Allocation, allocate, looks_silent, reallocate, training_draws
-from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_size_for, draw_outputs,
-                       chunk_rng, run_chunk)
+from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
 from .search import is_search, resolve_search
-from .statistics import (TrainingChunk, TrainingData, check_statistic, fit_statistic, needs_training,
-                         statistic_label, training_plan)
-from .selection import (DELTA_GRID, LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, claimed_value, headline_slots,
-                        select_events)
+from .selection import DELTA_GRID, claimed_value, headline_slots
+from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, quick_entropy, run_stage,
+                     stage_draws)
+from .statistics import check_statistic, statistic_label
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
-#: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
-#: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
-#: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
-#: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.
-ENGINE_VERSION = "4"
-#: The spawn key that derives the quick look's seed from the audit's (:func:`_quick_entropy`).
-_QUICK_STREAM = 0x5155
-#: Draws per dataset of the probe that checks the mechanism's output shape.
-PROBE_DRAWS = 2
-#: Histogram bins of the test statistic.
-BINS = 1 << 15
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
 PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
 _CLAIM_TYPES = (Claim,)
@@ -126,7 +113,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         Look at the evidence three times and stop at the first look that certifies a violation
         (the failure budget is split over the looks): the quick look, an audit of its own on 1/16
         of ``samples``, then after 1/4 and all of the main audit's selection and certification
-        draws.  Budgets too small to look at (about 5,000 ``samples``) have a single look.
+        draws.  Under about 5,000 ``samples`` there is no quick look (its share of the failure
+        budget goes to the next look), and under a few hundred a single look.
 
     Returns
     -------
@@ -161,16 +149,20 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     chunk = chunk_size_for(output_dim)
     fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
                                statistic_label(statistic), main.allocation)
-    stages = ((quick, _quick_entropy(entropy), None), (main, entropy, checkpoint)) if quick else \
+    stages = ((quick, quick_entropy(entropy), None), (main, entropy, checkpoint)) if quick else \
         ((main, entropy, checkpoint),)
     total = sum(stage.chunks(chunk, len(pairs)) for stage, _, _ in stages)
 
     executor = make_executor(backend, n_jobs, **backend_options)
     with tqdm(total=total, disable=not progress, desc=f"auditing {name}", unit="chunk") as bar, executor:
+        outcomes = []
         for stage, stage_entropy, stage_checkpoint in stages:
-            outcome = _run_stage(stage, replace(job, entropy=stage_entropy), executor, bar,
-                                 stage_checkpoint, fingerprint, statistic, claim, chunk)
-            if outcome.violated:
+            outcome = run_stage(stage, replace(job, entropy=stage_entropy), executor, bar,
+                                stage_checkpoint, fingerprint, statistic, claim, chunk)
+            outcomes.append(outcome)
+            if outcome.violated:  # the bar ends full where the audit stopped
+                bar.total = bar.n
+                bar.refresh()
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
@@ -188,167 +180,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
-    return replace(report, draws=_draws(outcome, quick, main, len(pairs)))
-
-
-# --- stages and looks -------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Stage:
-    """One self-contained run of the four phases: ``samples`` draws per pair and side, split by
-    ``allocation``, certified at the failure-budget shares of ``budget.looks`` (one per look)."""
-
-    samples: int
-    allocation: Allocation
-    budget: Budget
-    final: bool = True  # whether its last look is the audit's (else only a violation is reported)
-
-    @property
-    def looks(self) -> int:
-        return self.allocation.looks
-
-    def plans(self, chunk: int, pairs: int) -> tuple[dict, dict]:
-        """Chunk plans per phase and pair (all pairs alike until certification is reallocated), and
-        the chunk ranges of the selection and certification segments."""
-        allocation, plans, segments = self.allocation, {}, {}
-        if allocation.training:
-            plans[Phase.TRAINING] = [chunk_plan(allocation.training, chunk)] * pairs
-        plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * pairs
-        for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
-                            (Phase.CERTIFICATION, allocation.certification_ends)):
-            plan, ranges = _segment_plan(allocation.segments(ends), chunk)
-            plans[phase], segments[phase] = [plan] * pairs, [ranges] * pairs
-        return plans, segments
-
-    def chunks(self, chunk: int, pairs: int) -> int:
-        return _chunk_count(self.plans(chunk, pairs)[0])
-
-
-def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gamma: float,
-                early_stopping: bool) -> tuple[Optional[_Stage], _Stage]:
-    """The quick look (None without early stopping, or where it would be too small) and the main
-    audit, which spends the rest of ``samples`` and looks at :data:`LOOK_FRACTIONS[1:]` of its
-    selection and certification draws (once, without a quick look)."""
-    quick = _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) if early_stopping else None
-    looks = (LOOK_FRACTIONS[1:], LOOK_SHARES[1:]) if quick else ((1.0,), (1.0,))
-    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks)
-    return quick, main
-
-
-def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares) -> _Stage:
-    """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
-    draws with ``shares`` of the failure budget γ (one look with their sum when too few draws)."""
-    training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
-    allocation = allocate(samples, training, fractions)
-    if allocation.looks < len(shares):
-        shares = (float(sum(shares)),)
-    return _Stage(samples, allocation, Budget(gamma, headline_slots(claim), pairs, tuple(shares)))
-
-
-def _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) -> Optional[_Stage]:
-    """The quick look: a complete audit on the first :data:`LOOK_FRACTIONS[0] <audit.selection.LOOK_FRACTIONS>`
-    of the budget, with its own training, at the first look's share of the failure budget; None where
-    that is too small to look at (then the audit has a single look)."""
-    quick = int(samples * LOOK_FRACTIONS[0])
-    try:
-        stage = _stage(quick, output_dim, statistic, claim, pairs, gamma, (1.0,), LOOK_SHARES[:1])
-    except ValueError:
-        return None
-    if min(stage.allocation.selection, stage.allocation.certification) < MIN_LOOKED or \
-            _hopeless(stage.allocation.certification, stage.budget.headline_level, claim):
-        return None
-    return replace(stage, final=False)
-
-
-def _quick_entropy(entropy: int) -> int:
-    """The quick look's seed: derived from the audit's, its draws independent of the other looks'."""
-    state = np.random.SeedSequence(entropy, spawn_key=(_QUICK_STREAM,)).generate_state(4, dtype=np.uint32)
-    return int.from_bytes(state.tobytes(), "little")
-
-
-def _chunk_count(plans: dict) -> int:
-    return sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """What one stage certified, and the draws it used."""
-
-    stage: _Stage
-    certified: list
-    statistics: tuple
-    notes: tuple
-    look: int  # 0-based, within the stage
-    certification: list  # certification draws per pair and side, up to the stopping look
-    violated: bool
-
-
-def _run_stage(stage: _Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
-               statistic, claim, chunk) -> _Outcome:
-    """Run one stage's phases and looks; stop at the first look that certifies a violation."""
-    pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
-    plans, segments = stage.plans(chunk, pairs)
-    if allocation.training:
-        job = replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
-    run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
-    training = run.training() if allocation.training else [(None, None)] * pairs
-    fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
-                            output_dim=job.output_dim)
-              for (base, neighbour), label in zip(training, labels)]
-    statistics = tuple(f[0] for f in fitted)
-    job = run.job = replace(job, statistics=statistics)
-    binnings = run.pilot()
-    job = run.job = replace(job, binnings=binnings)
-    for look in range(stage.looks):
-        selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
-        if look == 0 and pairs > 1:  # decided on selection draws, before any certification
-            before = _chunk_count(plans)
-            certification_ends = reallocate(allocation.certification_ends,
-                                            [looks_silent(counts) for counts in selection])
-            for index, ends in enumerate(certification_ends):
-                plan, ranges = _segment_plan(allocation.segments(ends), chunk)
-                plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
-            bar.total += _chunk_count(plans) - before
-        certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
-        n_certify = [counts.n for counts in certification]
-        last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
-        events = select_events(selection, claim, budget, n_certify, look, curves=last)
-        certified = certify(events, certification, binnings, claim, bounds=last)
-        violated = _violates(certified, claim)
-        if violated:
-            if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
-                curves = select_events(selection, claim, budget, n_certify, look, headline=False)
-                certified = certify(events + curves, certification, binnings, claim)
-            break
-    return _Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
-
-
-def _draws(outcome: _Outcome, quick: Optional[_Stage], main: _Stage, pairs: int) -> dict:
-    """The report's draw counts: what the stage that decided used, plus a passed quick look's."""
-    stage, look = outcome.stage, outcome.look
-    phases = {"probe": PROBE_DRAWS}
-    in_main = stage is main
-    if quick is not None and in_main:
-        phases["quick look"] = quick.samples
-    phases.update({"training": stage.allocation.training, "pilot": stage.allocation.pilot,
-                   "selection": stage.allocation.selection_ends[look]})
-    planned = main.allocation.to_dict()
-    if quick is not None:
-        planned["quick_look"] = quick.allocation.to_dict()
-    looks = {"look": look + 1 + (1 if quick is not None and in_main else 0),
-             "of": main.looks + (1 if quick is not None else 0), "planned": planned}
-    looks["stopped_early"] = looks["look"] < looks["of"]
-    looks["quick_look"] = "passed" if quick is not None and in_main else ("stopped" if quick is not None else "none")
-    return draw_counts(phases, pairs, certification=outcome.certification, looks=looks)
-
-
-def _violates(certified, claim) -> bool:
-    """Whether a headline test refutes the claim or a certified point lies below the claimed
-    trade-off curve (the verdict)."""
-    points = [c for c in certified if not c.joint]
-    alpha_hi = np.array([c.alpha_hi for c in points])
-    beta_hi = np.array([c.beta_hi for c in points])
-    return any(c.refutes for c in certified) or bool(below_curve(alpha_hi, beta_hi, claim.tradeoff).any())
+    return replace(report, draws=stage_draws(outcomes, quick, main, len(pairs)))
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -396,20 +228,14 @@ def _resolve_seed(seed, checkpoint) -> int:
 def _check_enough_samples(samples, certification, budget, claim, confidence):
     """Refuse a run that could not certify anything even from perfectly separated outputs."""
     level = budget.headline_level
-    if _hopeless(certification, level, claim):
+    if hopeless(certification, level, claim):
         needed = certification
-        while _hopeless(needed, level, claim):
+        while hopeless(needed, level, claim):
             needed *= 2
         raise ValueError(f"`samples`={samples} is too small to certify anything at confidence "
                          f"{confidence}: its {certification} certification draws per side would give "
                          f"no bound even from perfectly separated outputs; use at least "
                          f"{math.ceil(samples * needed / max(certification, 1))}")
-
-
-def _hopeless(n: int, level: float, claim) -> bool:
-    """Whether n certification draws per side certify no ε even from perfectly separated outputs."""
-    return float(epsilon_lower_bound(float(cp_upper(0, n, level)), 1.0 - float(cp_lower(n, n, level)),
-                                     claim.reference_delta)) <= 0.0
 
 
 def _distinct_pairs(pairs):
@@ -446,7 +272,7 @@ def _digest(value) -> str:
 
 
 def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                 statistic, allocation: Allocation) -> str:
+                 statistic, allocation) -> str:
     parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
              "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
              "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
@@ -472,117 +298,31 @@ def _declares_accuracy(mechanism) -> bool:
     return all(callable(getattr(mechanism, attr, None)) for attr in ("error_bound", "true_answer"))
 
 
-# --- running the phases ---------------------------------------------------------------------
-
-class _PhaseRunner:
-    """Runs each phase's chunks (skipping those a checkpoint already holds) and folds results."""
-
-    def __init__(self, job, executor, plans, bar, checkpoint, fingerprint, entropy):
-        self.job, self.executor, self.plans, self.bar = job, executor, plans, bar
-        self.path, self.fingerprint, self.entropy = checkpoint, fingerprint, entropy
-        self.arrays: dict[str, np.ndarray] = {}
-        if checkpoint is not None:
-            state = load_state(checkpoint, fingerprint)
-            if state is not None:
-                self.arrays = dict(state[1])
-
-    def _save(self):
-        if self.path is not None:
-            save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
-                                   "engine": ENGINE_VERSION}, self.arrays)
-
-    def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None) -> None:
-        """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans."""
-        plans = self.plans[phase]
-        pairs = len(self.job.datasets)
-        chunks = [range(len(plan)) for plan in plans] if chunks is None else chunks
-        done_key = f"{phase.name.lower()}_done"
-        done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, max(map(len, plans))), dtype=bool))
-        self.bar.update(int(sum(done[p, :, r.start:r.stop].sum() for p, r in enumerate(chunks))))
-        tasks = [ChunkTask(p, s, phase, c, plans[p][c]) for p in range(pairs) for s in (0, 1)
-                 for c in chunks[p] if not done[p, s, c]]
-        # One ordered stream per phase (no barrier between batches, so workers never wait for a
-        # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
-        results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
-        for count, (task, result) in enumerate(zip(tasks, results), start=1):
-            fold(task, result)
-            done[task.pair, task.side, task.chunk] = True
-            self.bar.update(1)
-            if count % self.executor.batch_size == 0:
-                self._save()
-        self._save()
-
-    def training(self) -> list[tuple[TrainingData, TrainingData]]:
-        """Run the training chunks and fold each side's summaries (kept in the checkpoint)."""
-        pairs, plan = len(self.job.datasets), self.plans[Phase.TRAINING][0]
-
-        def fold(task, result):
-            self.arrays.update(result.to_arrays(_training_key(task.pair, task.side, task.chunk)))
-
-        self._run(Phase.TRAINING, fold)
-        return [tuple(TrainingData.fold([TrainingChunk.from_arrays(self.arrays, _training_key(p, s, c))
-                                         for c in range(len(plan))], self.job.training)
-                      for s in (0, 1))
-                for p in range(pairs)]
-
-    def pilot(self) -> tuple[Binning, ...]:
-        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT][0]))
-        low = self.arrays.setdefault("pilot_min", np.full(shape, np.inf))
-        high = self.arrays.setdefault("pilot_max", np.full(shape, -np.inf))
-
-        def fold(task, result):
-            low[task.pair, task.side, task.chunk], high[task.pair, task.side, task.chunk] = result
-
-        self._run(Phase.PILOT, fold)
-        return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
-                     for p in range(shape[0]))
-
-    def histograms(self, phase: Phase, segments: list[list[range]], look: int) -> list[PairCounts]:
-        """Run segment ``look`` of the phase (``segments``: per pair, its segments' chunk ranges)
-        and return the counts of segments 0..look.
-
-        Each segment keeps its own counts (in the checkpoint too), so a resumed run folds exactly
-        the same samples into each look as an uninterrupted one.
-        """
-        pairs = len(self.job.datasets)
-        key = f"{phase.name.lower()}_counts_{look}"
-        counts = self.arrays.setdefault(key, np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
-
-        def fold(task, result):
-            counts[task.pair, task.side] += result
-
-        self._run(phase, fold, [pair_segments[look] for pair_segments in segments])
-        total = sum(self.arrays[f"{phase.name.lower()}_counts_{i}"] for i in range(look + 1))
-        n = [sum(plan[c] for i in range(look + 1) for c in pair_segments[i])
-             for plan, pair_segments in zip(self.plans[phase], segments)]
-        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n[p]) for p in range(pairs)]
-
-
-def _segment_plan(sizes: list[int], chunk: int) -> tuple[list[int], list[range]]:
-    """The chunk plan of consecutive segments of ``sizes`` draws, and each segment's chunk range."""
-    parts = [chunk_plan(size, chunk) for size in sizes]
-    bounds = np.cumsum([0] + [len(part) for part in parts])
-    return [size for part in parts for size in part], [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def _training_key(pair: int, side: int, chunk: int) -> str:
-    return f"training_{pair}_{side}_{chunk}"
-
-
 # --- assembling the report --------------------------------------------------------------------
 
 def _exact(mechanism, method: str, *args, **kwargs):
     """The mechanism's exact value, or None where it does not know it.  Values of an immutable
-    reference mechanism (:class:`mechanisms.gaussian.FrozenParameters`: equal parameters, equal
-    truth) are remembered, so repeated audits of one mechanism compute its exact curves once (some
-    take a second: an accountant's ε(δ) on the 40 δ of the curve)."""
+    reference mechanism (:func:`_immutable`: equal parameters, equal truth) are remembered, so
+    repeated audits of one mechanism compute its exact curves once (some take a second: an
+    accountant's ε(δ) on the 40 δ of the curve)."""
     function = getattr(mechanism, method, None)
     if not callable(function):
         return None
-    if isinstance(mechanism, FrozenParameters):
+    if _immutable(mechanism):
         key = (method, tuple(_hashable(a) for a in args), tuple(sorted((k, _hashable(v)) for k, v in kwargs.items())))
         return _remembered_exact(mechanism, key, lambda: function(*args, **kwargs))
     return _call_exact(function, *args, **kwargs)
+
+
+def _immutable(value) -> bool:
+    """Whether ``value`` is built only of numbers, strings, enums, tuples and reference mechanisms
+    (:class:`mechanisms.gaussian.FrozenParameters`) made of them: a composition of a user's
+    mutable mechanism is not, so its truth is recomputed every time."""
+    if isinstance(value, FrozenParameters):
+        return all(_immutable(parameter) for _, parameter in value._params)
+    if isinstance(value, tuple):
+        return all(_immutable(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, enum.Enum))
 
 
 def _call_exact(function, *args, **kwargs):
@@ -600,17 +340,20 @@ def _hashable(value):
 
 _EXACT_VALUES: dict = {}
 _EXACT_VALUES_MAX = 4096
+_MISSING = object()
 
 
 def _remembered_exact(mechanism, key, compute):
     """``compute()`` (None if it raises NotImplementedError/ValueError), remembered per mechanism
-    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values."""
+    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values (audits run
+    in threads may clear it at any time, so the value is never read back from it)."""
     full_key = (mechanism, key)
-    if full_key not in _EXACT_VALUES:
+    value = _EXACT_VALUES.get(full_key, _MISSING)
+    if value is _MISSING:
+        value = _call_exact(compute)
         if len(_EXACT_VALUES) >= _EXACT_VALUES_MAX:
             _EXACT_VALUES.clear()
-        _EXACT_VALUES[full_key] = _call_exact(compute)
-    value = _EXACT_VALUES[full_key]
+        _EXACT_VALUES[full_key] = value
     return value.copy() if isinstance(value, np.ndarray) else value
 
 

@@ -85,7 +85,7 @@ def cp_for_choosing(bound, k, n: int, level: float) -> np.ndarray:
     per side and orientation it evaluates about 640 quantiles instead of 65,538.)"""
     k = np.asarray(k, dtype=np.int64)
     n = int(n)
-    if n + 1 <= 2 * _EXACT_ENDS + 2 * _GRID or k.size <= 2 * _EXACT_ENDS + 2 * _GRID:
+    if n + 1 <= 2 * _EXACT_ENDS + 2 * _GRID:  # decided by n alone: the same counts, the same values
         return bound(k, n, level)
     spaced = np.geomspace(_EXACT_ENDS, n + 1 - _EXACT_ENDS, _GRID).astype(np.int64)
     grid = np.unique(np.concatenate([np.arange(_EXACT_ENDS), n - np.arange(_EXACT_ENDS), spaced, n - spaced]))

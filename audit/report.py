@@ -79,27 +79,33 @@ def format_number(value: Any, digits: int = 4, missing: str = "unknown") -> str:
 
 
 def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None,
-                certification: Optional[list] = None) -> dict:
+                certification: Optional[list] = None, quick_look: Optional[list] = None) -> dict:
     """How many outputs the audit drew from the mechanism, per side.
 
     ``phases`` maps each phase to the draws per pair and side it actually made (a phase cut short
     by early stopping counts what it drew).  Every pair has two sides (its two datasets), each drawn
     ``per_pair_per_side`` times in total, so a side over all ``pairs`` is ``per_side`` draws and the
     whole audit ``2 · per_side`` (the accuracy audit, if any, draws ``accuracy.samples`` more).
-    ``certification`` lists each pair's certification draws per side where they differ (pairs that
-    looked silent gave theirs to the others); ``per_pair_per_side`` then shows their mean.
-    ``looks`` says at which look of how many the audit stopped.
+    ``certification`` lists each pair's certification draws per side, and ``quick_look`` each
+    pair's draws in a quick look that did not stop the audit; where they differ between pairs
+    (pairs that looked silent gave theirs to the others) they are listed, and
+    ``per_pair_per_side`` shows their mean.  ``looks`` says at which look of how many the audit
+    stopped.
     """
     phases = {phase: int(count) for phase, count in phases.items() if count}
-    certified = [int(count) for count in certification or []]
-    total_certification = sum(certified)
-    if certified:
-        phases["certification"] = int(round(total_certification / len(certified)))
-    per_pair = sum(count for phase, count in phases.items() if phase != "certification" or not certified)
-    draws = {"per_side": int(pairs) * per_pair + total_certification, "pairs": int(pairs),
-             "per_pair_per_side": phases}
-    if len(set(certified)) > 1:
-        draws["certification_per_pair"] = certified
+    per_pair_lists = {"quick look": [int(c) for c in quick_look or []],
+                      "certification": [int(c) for c in certification or []]}
+    exact_total = 0
+    for phase, counts in per_pair_lists.items():
+        if counts:
+            phases[phase] = int(round(sum(counts) / len(counts)))
+            exact_total += sum(counts)
+    per_pair = sum(count for phase, count in phases.items() if not per_pair_lists.get(phase))
+    draws = {"per_side": int(pairs) * per_pair + exact_total, "pairs": int(pairs), "per_pair_per_side": phases}
+    if len(set(per_pair_lists["certification"])) > 1:
+        draws["certification_per_pair"] = per_pair_lists["certification"]
+    if len(set(per_pair_lists["quick look"])) > 1:
+        draws["quick_look_per_pair"] = per_pair_lists["quick look"]
     if looks is not None:
         draws["looks"] = looks
     return draws

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 import scenarios  # noqa: E402
 from audit import run_audit  # noqa: E402
 from audit.executor import make_executor  # noqa: E402
-from audit.sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase, chunk_plan,  # noqa: E402
+from audit.sampling import (AuditJob, Binning, ChunkTask, LinearStatistic, Phase,  # noqa: E402
                             chunk_size_for, run_chunk)
 from mechanisms import GaussianMechanism  # noqa: E402
 
@@ -56,11 +56,13 @@ def _pairs():
 
 
 def _chunks(samples: int) -> int:
-    """Chunk tasks of a 1-D audit of one pair: pilot, selection, certification, both sides."""
-    from audit.engine import PILOT_SAMPLES
+    """Chunk tasks of the 1-D audit of one pair that :func:`time_audits` runs (both sides, every
+    stage and phase, as if no look stopped it)."""
+    from audit.stages import plan_stages
 
+    claim = _mechanism().claim
     size = chunk_size_for(1)
-    return 2 * (len(chunk_plan(min(samples, PILOT_SAMPLES), size)) + 2 * len(chunk_plan(samples, size)))
+    return sum(stage.chunks(size, 1) for stage in plan_stages(samples, 1, "auto", claim, 1, 0.05, True) if stage)
 
 
 def time_audits(samples: int, client) -> list[dict]:

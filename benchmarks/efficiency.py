@@ -148,12 +148,12 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
 def _audit_split(samples: int) -> tuple[int, float]:
     """The worst-pair audit's certification draws per side and its own headline slot's joint-test
     level at the last look (what the ideal event would get inside this audit)."""
-    from audit import engine
+    from audit import stages
     from audit.selection import JOINT_FACTOR, headline_slots
 
     claim = PureDP(1.0)
     try:
-        _, main = engine.plan_stages(samples, 1, "auto", claim, 1, 0.05, early_stopping=True)
+        _, main = stages.plan_stages(samples, 1, "auto", claim, 1, 0.05, early_stopping=True)
     except ValueError:  # too few draws for the phases
         return 0, 0.0
     return main.allocation.certification, JOINT_FACTOR * main.budget.headline_level_of(headline_slots(claim)[0])

@@ -1,11 +1,11 @@
-"""Early stopping's quick look (audit/engine.py): a whole audit on the first 1/16 of the budget,
+"""Early stopping's quick look (audit/stages.py): a whole audit on the first 1/16 of the budget,
 with its own training and seed, at the first look's share of the failure budget."""
 
 import pytest
 
 import scenarios
 from audit import Verdict, run_audit
-from audit import engine
+from audit import engine, stages
 from audit.selection import LOOK_FRACTIONS, LOOK_SHARES, headline_slots
 from mechanisms import GaussianMechanism
 from mechanisms.claims import ApproxDP
@@ -22,7 +22,7 @@ def test_a_clear_violation_stops_at_the_quick_look_and_counts_only_its_draws():
     assert report.verdict is Verdict.VIOLATED
     assert (looks["look"], looks["of"], looks["quick_look"]) == (1, 3, "stopped")
     phases = report.draws["per_pair_per_side"]
-    assert sum(phases.values()) == int(samples * LOOK_FRACTIONS[0]) + engine.PROBE_DRAWS
+    assert sum(phases.values()) == int(samples * LOOK_FRACTIONS[0]) + stages.PROBE_DRAWS
     assert "the quick look" in report.summary()
 
 
@@ -35,29 +35,45 @@ def test_a_true_claim_runs_every_look_and_spends_exactly_the_budget():
     assert (looks["look"], looks["of"], looks["quick_look"]) == (3, 3, "passed")
     phases = report.draws["per_pair_per_side"]
     assert phases["quick look"] == int(samples * LOOK_FRACTIONS[0])
-    assert sum(phases.values()) == samples + engine.PROBE_DRAWS
+    assert sum(phases.values()) == samples + stages.PROBE_DRAWS
     assert looks["planned"]["samples"] + looks["planned"]["quick_look"]["samples"] == samples
 
 
 def test_the_looks_share_the_failure_budget_exactly():
     claim = ApproxDP(1.0, 1e-5)
-    quick, main = engine.plan_stages(1_000_000, 1, "auto", claim, 2, 0.05, early_stopping=True)
+    quick, main = stages.plan_stages(1_000_000, 1, "auto", claim, 2, 0.05, early_stopping=True)
     assert quick.budget.looks + main.budget.looks == LOOK_SHARES and sum(LOOK_SHARES) == pytest.approx(1.0)
     assert quick.looks == 1 and main.looks == len(LOOK_FRACTIONS) - 1
     assert quick.budget.headline_slots == main.budget.headline_slots == headline_slots(claim)
 
 
-def test_small_budgets_have_no_quick_look():
+def test_small_budgets_have_no_quick_look_but_the_main_audit_still_looks():
     claim = ApproxDP(1.0, 1e-5)
-    assert engine.plan_stages(2_000, 1, "auto", claim, 1, 0.05, early_stopping=True)[0] is None
+    quick, main = stages.plan_stages(2_000, 1, "auto", claim, 1, 0.05, early_stopping=True)
+    assert quick is None and main.looks == 2 and sum(main.budget.looks) == pytest.approx(1.0)
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=2_000, seed=SEED,
                        progress=False, accuracy=False)
-    assert report.draws["looks"]["of"] == 1 and report.draws["looks"]["quick_look"] == "none"
+    assert report.draws["looks"]["of"] == 2 and report.draws["looks"]["quick_look"] == "none"
+    tiny = stages.plan_stages(200, 1, "auto", claim, 1, 0.05, early_stopping=True)[1]
+    assert tiny.looks == 1 and tiny.budget.looks == (pytest.approx(1.0),)
+
+
+def test_draws_count_what_each_pair_drew_in_a_passed_quick_look():
+    # counting(1): the all-zeros pair looks silent, so certification draws move to the other pair
+    # in the quick look as in the main audit; per_side is the exact total (rounding may lose a few).
+    samples = 400_000
+    report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=SEED,
+                       progress=False, accuracy=False)
+    draws = report.draws
+    assert draws["looks"]["quick_look"] == "passed" and len(draws["quick_look_per_pair"]) == 2
+    assert draws["quick_look_per_pair"][0] != draws["quick_look_per_pair"][1]
+    total = draws["pairs"] * (samples + stages.PROBE_DRAWS)
+    assert total - 8 <= draws["per_side"] <= total
 
 
 def test_the_quick_look_has_its_own_reproducible_seed():
-    derived = {engine._quick_entropy(seed) for seed in (0, 1, 2, 2**64)}
-    assert len(derived) == 4 and engine._quick_entropy(1) == engine._quick_entropy(1)
+    derived = {stages.quick_entropy(seed) for seed in (0, 1, 2, 2**64)}
+    assert len(derived) == 4 and stages.quick_entropy(1) == stages.quick_entropy(1)
     assert all(0 <= value < 2**128 for value in derived) and not derived & {0, 1, 2, 2**64}
 
 
@@ -81,3 +97,20 @@ def test_exact_values_of_an_immutable_mechanism_are_computed_once(monkeypatch):
     run_audit(GaussianMechanism(2.0, 1e-5), scenarios.counting(1), samples=20_000, seed=1, progress=False,
               accuracy=False)
     assert len(calls) == 2 * computed  # other parameters, other truth
+
+
+def test_exact_values_of_a_composition_of_a_mutable_mechanism_are_not_remembered():
+    from dataclasses import dataclass
+
+    from mechanisms import Composition
+
+    @dataclass
+    class Mutable:  # a user's mechanism: unhashable, and its parameters may change
+        sigma: float = 1.0
+
+        def __call__(self, dataset, size, rng):
+            return rng.normal(0.0, self.sigma, (size, 1))
+
+    composed = Composition(Mutable(), 2)
+    assert not engine._immutable(composed) and engine._immutable(Composition(GaussianMechanism(1.0, 1e-5), 2))
+    assert engine._exact(composed, "epsilon_for_delta", 1e-5) is None  # no crash, and nothing known

@@ -1,0 +1,317 @@
+"""Running an audit's stages: the phases of each, and the looks at the evidence.
+
+An audit is one or two *stages* (:func:`plan_stages`).  Each is a complete run of the four phases
+(training, pilot, selection, certification; :mod:`audit.engine`) on draws of its own.  With early
+stopping the first stage is the *quick look*, on the first 1/16 of ``samples`` from a seed derived
+from the audit's, at the first look's share of the failure budget; the second, the main audit,
+spends the rest and looks after 1/4 and all of its selection and certification draws
+(:mod:`audit.selection`, "Looks").  A stage stops at the first look that certifies a violation, and
+the audit with it.  Only the main audit is checkpointed; a resumed run repeats the quick look on
+the same draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from .allocation import MIN_LOOKED, Allocation, allocate, looks_silent, reallocate, training_draws
+from .bounds import below_curve, epsilon_lower_bound
+from .checkpoint import load_state, save_state
+from .intervals import cp_lower, cp_upper
+from .report import draw_counts
+from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, run_chunk
+from .selection import (LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, headline_slots,
+                        select_events)
+from .statistics import TrainingChunk, TrainingData, fit_statistic, needs_training, training_plan
+
+__all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick_entropy", "hopeless",
+           "ENGINE_VERSION", "PROBE_DRAWS", "BINS"]
+
+#: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
+#: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
+#: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
+#: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.
+ENGINE_VERSION = "4"
+#: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
+_QUICK_STREAM = 0x5155
+#: Draws per dataset of the probe that checks the mechanism's output shape.
+PROBE_DRAWS = 2
+#: Histogram bins of the test statistic.
+BINS = 1 << 15
+
+
+# --- stages -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stage:
+    """One self-contained run of the four phases: ``samples`` draws per pair and side, split by
+    ``allocation``, certified at the failure-budget shares of ``budget.looks`` (one per look)."""
+
+    samples: int
+    allocation: Allocation
+    budget: Budget
+    final: bool = True  # whether its last look is the audit's (else only a violation is reported)
+
+    @property
+    def looks(self) -> int:
+        return self.allocation.looks
+
+    def plans(self, chunk: int, pairs: int) -> tuple[dict, dict]:
+        """Chunk plans per phase and pair (all pairs alike until certification is reallocated), and
+        the chunk ranges of the selection and certification segments."""
+        allocation, plans, segments = self.allocation, {}, {}
+        if allocation.training:
+            plans[Phase.TRAINING] = [chunk_plan(allocation.training, chunk)] * pairs
+        plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * pairs
+        for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
+                            (Phase.CERTIFICATION, allocation.certification_ends)):
+            plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+            plans[phase], segments[phase] = [plan] * pairs, [ranges] * pairs
+        return plans, segments
+
+    def chunks(self, chunk: int, pairs: int) -> int:
+        return _chunk_count(self.plans(chunk, pairs)[0])
+
+
+def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gamma: float,
+                early_stopping: bool) -> tuple[Optional[Stage], Stage]:
+    """The quick look (None without early stopping, or where it would be too small) and the main
+    audit, which spends the rest of ``samples`` and, with early stopping, looks at
+    :data:`LOOK_FRACTIONS[1:] <audit.selection.LOOK_FRACTIONS>` of its selection and certification
+    draws (once when they are too few)."""
+    quick = _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) if early_stopping else None
+    if quick:
+        looks = LOOK_FRACTIONS[1:], LOOK_SHARES[1:]
+    elif early_stopping:  # too small for a quick look: its share goes to the main audit's first look
+        looks = LOOK_FRACTIONS[1:], (LOOK_SHARES[0] + LOOK_SHARES[1],) + LOOK_SHARES[2:]
+    else:
+        looks = (1.0,), (1.0,)
+    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks)
+    return quick, main
+
+
+def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares) -> Stage:
+    """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
+    draws with ``shares`` of the failure budget γ (one look with their sum when too few draws)."""
+    training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
+    allocation = allocate(samples, training, fractions)
+    if allocation.looks < len(shares):
+        shares = (float(sum(shares)),)
+    return Stage(samples, allocation, Budget(gamma, headline_slots(claim), pairs, tuple(shares)))
+
+
+def _quick_stage(samples, output_dim, statistic, claim, pairs, gamma) -> Optional[Stage]:
+    """The quick look: a complete audit on the first :data:`LOOK_FRACTIONS[0] <audit.selection.LOOK_FRACTIONS>`
+    of the budget, with its own training, at the first look's share of the failure budget; None where
+    that is too small to look at (then the audit has a single look)."""
+    quick = int(samples * LOOK_FRACTIONS[0])
+    try:
+        stage = _stage(quick, output_dim, statistic, claim, pairs, gamma, (1.0,), LOOK_SHARES[:1])
+    except ValueError:
+        return None
+    if min(stage.allocation.selection, stage.allocation.certification) < MIN_LOOKED or \
+            hopeless(stage.allocation.certification, stage.budget.headline_level, claim):
+        return None
+    return replace(stage, final=False)
+
+
+def quick_entropy(entropy: int) -> int:
+    """The quick look's seed: derived from the audit's, its draws independent of the other looks'."""
+    state = np.random.SeedSequence(entropy, spawn_key=(_QUICK_STREAM,)).generate_state(4, dtype=np.uint32)
+    return int.from_bytes(state.tobytes(), "little")
+
+
+def _chunk_count(plans: dict) -> int:
+    return sum(len(plan) for phase_plans in plans.values() for plan in phase_plans) * 2
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one stage certified, and the draws it used."""
+
+    stage: Stage
+    certified: list
+    statistics: tuple
+    notes: tuple
+    look: int  # 0-based, within the stage
+    certification: list  # certification draws per pair and side, up to the stopping look
+    violated: bool
+
+
+def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
+               statistic, claim, chunk) -> Outcome:
+    """Run one stage's phases and looks; stop at the first look that certifies a violation."""
+    pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
+    plans, segments = stage.plans(chunk, pairs)
+    if allocation.training:
+        job = replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
+    run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
+    training = run.training() if allocation.training else [(None, None)] * pairs
+    fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
+                            output_dim=job.output_dim)
+              for (base, neighbour), label in zip(training, labels)]
+    statistics = tuple(f[0] for f in fitted)
+    job = run.job = replace(job, statistics=statistics)
+    binnings = run.pilot()
+    job = run.job = replace(job, binnings=binnings)
+    for look in range(stage.looks):
+        selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
+        if look == 0 and pairs > 1:  # decided on selection draws, before any certification
+            before = _chunk_count(plans)
+            certification_ends = reallocate(allocation.certification_ends,
+                                            [looks_silent(counts) for counts in selection])
+            for index, ends in enumerate(certification_ends):
+                plan, ranges = _segment_plan(allocation.segments(ends), chunk)
+                plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
+            bar.total += _chunk_count(plans) - before
+        certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
+        n_certify = [counts.n for counts in certification]
+        last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
+        events = select_events(selection, claim, budget, n_certify, look, curves=last)
+        certified = certify(events, certification, binnings, claim, bounds=last)
+        violated = _violates(certified, claim)
+        if violated:
+            if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
+                curves = select_events(selection, claim, budget, n_certify, look, headline=False)
+                certified = certify(events + curves, certification, binnings, claim)
+            break
+    return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
+
+
+def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
+    """The report's draw counts: what the stage that decided (the last of ``outcomes``) used, plus
+    each pair's draws in a quick look that did not stop the audit (its certification draws may
+    have moved between pairs too)."""
+    outcome = outcomes[-1]
+    stage, look = outcome.stage, outcome.look
+    passed = quick is not None and stage is main
+    phases = {"probe": PROBE_DRAWS, "training": stage.allocation.training, "pilot": stage.allocation.pilot,
+              "selection": stage.allocation.selection_ends[look]}
+    quick_look = None
+    if passed:
+        first = outcomes[0]
+        spent = first.stage.allocation.training + first.stage.allocation.pilot + first.stage.allocation.selection
+        quick_look = [spent + certification for certification in first.certification]
+    planned = main.allocation.to_dict()
+    if quick is not None:
+        planned["quick_look"] = quick.allocation.to_dict()
+    looks = {"look": look + 1 + (1 if passed else 0), "of": main.looks + (1 if quick is not None else 0),
+             "planned": planned}
+    looks["stopped_early"] = looks["look"] < looks["of"]
+    looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
+    return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
+
+
+def _violates(certified, claim) -> bool:
+    """Whether a headline test refutes the claim or a certified point lies below the claimed
+    trade-off curve (the verdict)."""
+    points = [c for c in certified if not c.joint]
+    alpha_hi = np.array([c.alpha_hi for c in points])
+    beta_hi = np.array([c.beta_hi for c in points])
+    return any(c.refutes for c in certified) or bool(below_curve(alpha_hi, beta_hi, claim.tradeoff).any())
+
+
+def hopeless(n: int, level: float, claim) -> bool:
+    """Whether n certification draws per side certify no ε even from perfectly separated outputs."""
+    return float(epsilon_lower_bound(float(cp_upper(0, n, level)), 1.0 - float(cp_lower(n, n, level)),
+                                     claim.reference_delta)) <= 0.0
+
+
+# --- running the phases ---------------------------------------------------------------------
+
+class _PhaseRunner:
+    """Runs each phase's chunks (skipping those a checkpoint already holds) and folds results."""
+
+    def __init__(self, job, executor, plans, bar, checkpoint, fingerprint, entropy):
+        self.job, self.executor, self.plans, self.bar = job, executor, plans, bar
+        self.path, self.fingerprint, self.entropy = checkpoint, fingerprint, entropy
+        self.arrays: dict[str, np.ndarray] = {}
+        if checkpoint is not None:
+            state = load_state(checkpoint, fingerprint)
+            if state is not None:
+                self.arrays = dict(state[1])
+
+    def _save(self):
+        if self.path is not None:
+            save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
+                                   "engine": ENGINE_VERSION}, self.arrays)
+
+    def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None) -> None:
+        """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans."""
+        plans = self.plans[phase]
+        pairs = len(self.job.datasets)
+        chunks = [range(len(plan)) for plan in plans] if chunks is None else chunks
+        done_key = f"{phase.name.lower()}_done"
+        done = self.arrays.setdefault(done_key, np.zeros((pairs, 2, max(map(len, plans))), dtype=bool))
+        self.bar.update(int(sum(done[p, :, r.start:r.stop].sum() for p, r in enumerate(chunks))))
+        tasks = [ChunkTask(p, s, phase, c, plans[p][c]) for p in range(pairs) for s in (0, 1)
+                 for c in chunks[p] if not done[p, s, c]]
+        # One ordered stream per phase (no barrier between batches, so workers never wait for a
+        # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
+        results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
+        for count, (task, result) in enumerate(zip(tasks, results), start=1):
+            fold(task, result)
+            done[task.pair, task.side, task.chunk] = True
+            self.bar.update(1)
+            if count % self.executor.batch_size == 0:
+                self._save()
+        self._save()
+
+    def training(self) -> list[tuple[TrainingData, TrainingData]]:
+        """Run the training chunks and fold each side's summaries (kept in the checkpoint)."""
+        pairs, plan = len(self.job.datasets), self.plans[Phase.TRAINING][0]
+
+        def fold(task, result):
+            self.arrays.update(result.to_arrays(_training_key(task.pair, task.side, task.chunk)))
+
+        self._run(Phase.TRAINING, fold)
+        return [tuple(TrainingData.fold([TrainingChunk.from_arrays(self.arrays, _training_key(p, s, c))
+                                         for c in range(len(plan))], self.job.training)
+                      for s in (0, 1))
+                for p in range(pairs)]
+
+    def pilot(self) -> tuple[Binning, ...]:
+        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT][0]))
+        low = self.arrays.setdefault("pilot_min", np.full(shape, np.inf))
+        high = self.arrays.setdefault("pilot_max", np.full(shape, -np.inf))
+
+        def fold(task, result):
+            low[task.pair, task.side, task.chunk], high[task.pair, task.side, task.chunk] = result
+
+        self._run(Phase.PILOT, fold)
+        return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
+                     for p in range(shape[0]))
+
+    def histograms(self, phase: Phase, segments: list[list[range]], look: int) -> list[PairCounts]:
+        """Run segment ``look`` of the phase (``segments``: per pair, its segments' chunk ranges)
+        and return the counts of segments 0..look.
+
+        Each segment keeps its own counts (in the checkpoint too), so a resumed run folds exactly
+        the same samples into each look as an uninterrupted one.
+        """
+        pairs = len(self.job.datasets)
+        key = f"{phase.name.lower()}_counts_{look}"
+        counts = self.arrays.setdefault(key, np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
+
+        def fold(task, result):
+            counts[task.pair, task.side] += result
+
+        self._run(phase, fold, [pair_segments[look] for pair_segments in segments])
+        total = sum(self.arrays[f"{phase.name.lower()}_counts_{i}"] for i in range(look + 1))
+        n = [sum(plan[c] for i in range(look + 1) for c in pair_segments[i])
+             for plan, pair_segments in zip(self.plans[phase], segments)]
+        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n[p]) for p in range(pairs)]
+
+
+def _segment_plan(sizes: list[int], chunk: int) -> tuple[list[int], list[range]]:
+    """The chunk plan of consecutive segments of ``sizes`` draws, and each segment's chunk range."""
+    parts = [chunk_plan(size, chunk) for size in sizes]
+    bounds = np.cumsum([0] + [len(part) for part in parts])
+    return [size for part in parts for size in part], [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _training_key(pair: int, side: int, chunk: int) -> str:
+    return f"training_{pair}_{side}_{chunk}"
