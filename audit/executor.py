@@ -31,6 +31,13 @@ def quiet_abandoned_tasks() -> None:
     warnings.filterwarnings("ignore", message=_ABANDONED.pattern, category=UserWarning)
 
 
+#: Tasks per joblib batch.  joblib's automatic batching keeps doubling the batch of these short
+#: chunk tasks over a long run, and the results of the batches in flight wait in the main process:
+#: measured on the Laplace audit with 2 workers, its peak grew 18 MB from 10⁷ to 10⁸ samples with
+#: automatic batches, 3.6 MB with batches of 4 and 1.5 MB with single tasks (which were slower).
+DISPATCH_BATCH = 4
+
+
 class ChunkExecutor:
     """Maps a function over tasks with joblib, yielding results in task order as they stream in."""
 
@@ -41,7 +48,8 @@ class ChunkExecutor:
         self._streams: "weakref.WeakSet" = weakref.WeakSet()  # a dropped stream ends on its own
 
     def __enter__(self) -> "ChunkExecutor":
-        self._parallel = Parallel(n_jobs=self.n_jobs, backend=self.backend, return_as="generator")
+        self._parallel = Parallel(n_jobs=self.n_jobs, backend=self.backend, return_as="generator",
+                                  batch_size=DISPATCH_BATCH)
         self._parallel.__enter__()
         return self
 
