@@ -50,7 +50,6 @@ counts alone.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -327,18 +326,16 @@ def claimed_value(slot: str, claim) -> Optional[float]:
     return float(claim.mu) if hasattr(claim, "mu") else None
 
 
-@functools.lru_cache(maxsize=64)
-def _joint_test(slot: str, count_a: int, count_b: int, n: int, level: float) -> JointTest:
-    """The joint test of these counts, built once: a stopping look certifies its headline events
-    again with their bounds, and two slots often choose the same event."""
-    return JointTest(slot, count_a, count_b, n, level)
-
-
 def certify(events: list[Event], certification: list[PairCounts], binnings, claim, *,
-            bounds: bool = True) -> list[CertifiedEvent]:
+            bounds: bool = True, joint_tests: Optional[dict] = None) -> list[CertifiedEvent]:
     """Count each chosen event on the certification samples and certify it: curve events by two
     Clopper–Pearson bounds at their level, headline events by the joint test at twice theirs
-    (``bounds=False`` skips the joint lower bounds where only the verdict is needed)."""
+    (``bounds=False`` skips the joint lower bounds where only the verdict is needed).
+
+    ``joint_tests`` keeps the joint tests built, by slot, counts and level, for a later call on the
+    same look (a stopping look certifies its headline events again with their bounds, and two slots
+    often choose the same event); one look's, never another audit's."""
+    joint_tests = {} if joint_tests is None else joint_tests
     tails = [counts.tails() for counts in certification]
     result = []
     for event in events:
@@ -348,7 +345,10 @@ def certify(events: list[Event], certification: list[PairCounts], binnings, clai
         count_b = int(count_b_all[event.orientation, event.index - 1])
         threshold = binnings[event.pair].edge(event.index)
         if event.family == "headline":
-            test = _joint_test(event.slot, count_a, count_b, n, JOINT_FACTOR * event.level)
+            key = (event.slot, count_a, count_b, n, JOINT_FACTOR * event.level)
+            if key not in joint_tests:
+                joint_tests[key] = JointTest(*key)
+            test = joint_tests[key]
             claimed = claimed_value(event.slot, claim)
             refutes = claimed is not None and np.isfinite(claimed) and test.rejects(claimed)
             result.append(CertifiedEvent(event, threshold, count_a, count_b, n, math.nan, math.nan,

@@ -171,12 +171,13 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
         n_certify = [counts.n for counts in certification]
         last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
         events = select_events(selection, claim, budget, n_certify, look, curves=last)
-        certified = certify(events, certification, binnings, claim, bounds=last)
+        joint_tests: dict = {}  # this look's joint tests, reused when it stops the audit
+        certified = certify(events, certification, binnings, claim, bounds=last, joint_tests=joint_tests)
         violated = _violates(certified, claim)
         if violated:
             if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
                 curves = select_events(selection, claim, budget, n_certify, look, headline=False)
-                certified = certify(events + curves, certification, binnings, claim)
+                certified = certify(events + curves, certification, binnings, claim, joint_tests=joint_tests)
             break
     return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
 
