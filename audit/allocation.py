@@ -16,7 +16,7 @@ over 10 seeds at 2·10⁶), and 50% was worse on SVT34Parallel (0.138 against 0.
 With early stopping the engine first spends the first 1/16 of ``samples`` on the *quick look*, an
 audit of its own split as above, and splits the other 15/16 for the main audit, whose selection and
 certification draws arrive in segments ending at 1/4 and all of each
-(:data:`audit.selection.LOOK_FRACTIONS`, :mod:`audit.engine`).
+(:data:`audit.selection.LOOK_FRACTIONS`, :mod:`audit.stages`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ non-decreasing in c_A and non-increasing in c_B, so P(Z ≥ z) grows with A and 
 Every step only raises the computed p-value above the exact one, so p(v) ≤ level rejects H₀(v)
 with probability ≤ level when H₀(v) holds.  The exact p-value grows with v (the nulls are nested), so
 any v whose computed p-value is ≤ level is a lower confidence bound: if the truth v₀ were above it,
-the exact p(v₀) ≤ p(v) ≤ level.  The bound reported is the largest such v found by bisection.
+the exact p(v₀) ≤ p(v) ≤ level.  The bound reported is the largest such v that
+:meth:`JointTest.lower_bound`'s search finds.
 
 This is an unconditional exact test in the sense of Barnard (1947) for the one-sided ordering of
 two binomials, specialised to the trade-off curves of differential privacy.  StatDP (Ding et al.,
@@ -193,8 +194,11 @@ class JointTest:
 
         p(v) grows with v (the null set grows), so a bracket [low, high] with p(low) ≤ level <
         p(high) is narrowed until its width is :data:`_TOLERANCE` (relative above 1) and ``low`` is
-        returned: by false position on Φ⁻¹(p) − Φ⁻¹(level) (Illinois variant), with a bisection step whenever
-        a step fails to halve the bracket, so it never needs more steps than bisection."""
+        returned: by false position on Φ⁻¹(p) − Φ⁻¹(level) (Illinois variant), with a bisection step
+        after any step that fails to halve the bracket, so the bracket at least halves every two
+        steps.  ``low`` always has p(low) ≤ level, whatever path the search takes; the speed is
+        the only thing the steps change (9–13 p-values against bisection's 10–17 on the cases of
+        tests/test_joint_bounds.py)."""
         if self.observed <= 0.0:
             return 0.0
         level = self.level

@@ -142,7 +142,7 @@ class Outcome:
 
 
 def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
-               statistic, claim, chunk) -> Outcome:
+              statistic, claim, chunk) -> Outcome:
     """Run one stage's phases and looks; stop at the first look that certifies a violation."""
     pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
     plans, segments = stage.plans(chunk, pairs)
