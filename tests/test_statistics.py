@@ -114,8 +114,8 @@ def test_user_statistic_is_used_and_checked():
 def test_categorical_needs_few_atoms():
     mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="statistic='categorical'.*distinct output rows"):
-        # 2·10⁶ draws per side give 125,000 training draws (1/16): more distinct values than the
-        # limit of 65,536 atoms.
+        # 2·10⁶ draws per side: the quick look's 7,812 training draws fit, but the main audit's
+        # 1,875,000 give 117,187 (1/16), more distinct values than the limit of 65,536 atoms.
         run_audit(mech, scenarios.counting(1), samples=2_000_000, seed=SEED, progress=False,
                   accuracy=False, statistic="categorical")
 
