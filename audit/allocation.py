@@ -5,7 +5,9 @@ phases.  It is split, before anything is drawn, as
 
 * *training* (only for statistics that are learned, :mod:`audit.statistics`): up to 1/16 of
   ``samples`` and at most 2¹⁸ for a 1-D output; up to 1/4 and at most 10⁶ for a vector output
-  (Fisher's direction or a learned score);
+  (Fisher's direction or a learned score).  ``"auto"`` on a 1-D output is not trained from fewer
+  than :data:`~audit.statistics.MIN_AUTO_TRAINING` draws (it would keep the linear statistic);
+  :mod:`audit.stages` then gives the draws to the other phases;
 * of the rest R: the *pilot* (placing the histogram) takes R/32, at most 65,536;
   *selection* takes 25% of R less the pilot; *certification* takes the remaining 75%.
 

@@ -97,6 +97,8 @@ def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, share
     """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
     draws with ``shares`` of the failure budget γ (one look with their sum when too few draws)."""
     training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
+    if training and not needs_training(statistic, output_dim, training):
+        training = 0  # too few to learn from: they go to the other phases
     allocation = allocate(samples, training, fractions)
     if allocation.looks < len(shares):
         shares = (float(sum(shares)),)

@@ -16,8 +16,8 @@ from audit import MechanismError, Verdict, run_audit
 from audit.intervals import cp_lower, cp_upper
 from audit.sampling import draw_outputs
 from audit.selection import Budget, headline_slots
-from audit.statistics import (CategoricalStatistic, Classifier, TrainingData, check_statistic,
-                              fit_statistic)
+from audit.statistics import (MIN_AUTO_TRAINING, CategoricalStatistic, Classifier, TrainingData,
+                              check_statistic, fit_statistic, needs_training)
 from audit.statistics.atoms import count_atoms, merge_atoms, row_keys
 from audit.statistics.categorical import fit_categorical
 from audit.statistics.classifier import require_sklearn
@@ -237,8 +237,19 @@ def test_fit_statistic_passes_a_fitted_statistic_through():
     assert fit_statistic(fitted, empty, empty, claim=PureDP(1.0), seed=1, label="p", output_dim=1)[0] is fitted
 
 
-def test_auto_with_a_tiny_budget_keeps_the_linear_statistic():
-    # 600 draws per side leave 37 training draws: too few to compare statistics on held-out halves.
+def test_auto_with_a_tiny_budget_keeps_the_linear_statistic_and_draws_no_training():
+    # 1/16 of 600 draws per side would be 37 training draws: too few to compare statistics on
+    # held-out halves, so "auto" is the linear statistic and those draws go to the other phases.
     report = run_audit(randomized_response(5, 1.0), scenarios.custom([([1], [3])]), claim=PureDP(1.0),
-                       samples=600, seed=SEED, progress=False)
+                       samples=600, seed=SEED, progress=False, early_stopping=False)
     assert report.statistic["pairs"][0]["auto_choice"] == "linear"
+    phases = report.draws["per_pair_per_side"]
+    assert "training" not in phases and report.draws["looks"]["planned"]["training"] == 0
+    assert phases["pilot"] + phases["selection"] + phases["certification"] == 600
+
+
+def test_auto_is_learned_on_1d_outputs_only_from_enough_draws():
+    assert not needs_training("auto", 1, MIN_AUTO_TRAINING - 1)
+    assert needs_training("auto", 1, MIN_AUTO_TRAINING) and needs_training("auto", 1)
+    assert needs_training("auto", 3, 10)  # a vector output's linear statistic is Fisher's direction
+    assert needs_training("binned", 1, 10) and not needs_training("linear", 1, 10_000)

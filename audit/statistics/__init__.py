@@ -13,7 +13,7 @@ from .base import KINDS, Statistic, check_statistic, statistic_label
 from .binned import BinnedStatistic
 from .categorical import CategoricalStatistic
 from .classifier import Classifier, ClassifierStatistic
-from .fit import fit_statistic, held_out_separation, needs_training, training_plan
+from .fit import MIN_AUTO_TRAINING, fit_statistic, held_out_separation, needs_training, training_plan
 from .linear import LinearStatistic, combine_moments, lda_statistic
 from .training import TrainingChunk, TrainingData, TrainingPlan
 from .user import UserStatistic
@@ -21,6 +21,6 @@ from .user import UserStatistic
 __all__ = [
     "KINDS", "Statistic", "check_statistic", "statistic_label", "BinnedStatistic",
     "CategoricalStatistic", "Classifier", "ClassifierStatistic", "LinearStatistic", "UserStatistic",
-    "fit_statistic", "held_out_separation", "needs_training", "training_plan",
+    "MIN_AUTO_TRAINING", "fit_statistic", "held_out_separation", "needs_training", "training_plan",
     "combine_moments", "lda_statistic", "TrainingChunk", "TrainingData", "TrainingPlan",
 ]

@@ -18,7 +18,7 @@ None of this touches the selection or certification samples.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from .training import TrainingData, TrainingPlan
 from .user import UserStatistic
 
 __all__ = ["training_plan", "needs_training", "fit_statistic", "held_out_separation",
-           "AUTO_ATOMS", "CATEGORICAL_ATOMS", "RAW_ROWS"]
+           "MIN_AUTO_TRAINING", "AUTO_ATOMS", "CATEGORICAL_ATOMS", "RAW_ROWS"]
 
 #: Raw rows kept per side for the binned / classifier statistics and the ``"auto"`` comparison.
 RAW_ROWS = 1 << 17
@@ -45,6 +45,8 @@ AUTO_ATOMS = 4096
 CATEGORICAL_ATOMS = 1 << 16
 _PROXY_LEVEL = 0.05
 _MIN_HELD_OUT = 64
+#: ``"auto"`` compares candidates only from this many training draws per side (two held-out halves).
+MIN_AUTO_TRAINING = 2 * _MIN_HELD_OUT
 _PROXY_DELTAS = (1e-3, 1e-2, 0.05, 0.1)
 _MARGIN_RELATIVE, _MARGIN_ABSOLUTE = 0.03, 0.005
 
@@ -53,10 +55,16 @@ def _name(option) -> str:
     return "classifier" if isinstance(option, Classifier) else option
 
 
-def needs_training(option, output_dim: int) -> bool:
-    """Whether the statistic is learned (a 1-D linear statistic and a callable are not)."""
+def needs_training(option, output_dim: int, draws: Optional[int] = None) -> bool:
+    """Whether the statistic is learned from ``draws`` training draws per side (any number when
+    None).  A 1-D linear statistic and a callable are not learned; nor is ``"auto"`` on a 1-D output
+    given fewer than :data:`MIN_AUTO_TRAINING` draws: its held-out halves would be too small to
+    compare candidates, so it would keep the linear statistic (:func:`_auto`) and the draws would be
+    wasted.  The audit then spends them on the other phases."""
     option = _name(option)
-    return isinstance(option, str) and not (option == "linear" and output_dim == 1)
+    if not isinstance(option, str) or (option == "linear" and output_dim == 1):
+        return False
+    return not (option == "auto" and output_dim == 1 and draws is not None and draws < MIN_AUTO_TRAINING)
 
 
 def training_plan(option, n_train: int, chunk: int, output_dim: int) -> TrainingPlan:
@@ -107,7 +115,10 @@ def _binned(base_rows, neighbour_rows, linear: LinearStatistic):
     return fit_binned(value(base_rows), value(neighbour_rows), projection)
 
 
-def _auto(base: TrainingData, neighbour: TrainingData, claim, output_dim) -> tuple[Statistic, dict]:
+def _auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], claim,
+          output_dim) -> tuple[Statistic, dict]:
+    if base is None or neighbour is None:  # 1-D output, too few draws to train (see needs_training)
+        return LinearStatistic(), {"auto_choice": "linear", "held_out_separation": {}}
     linear = _linear(base, neighbour, output_dim)
     half0, half1 = base.rows.shape[0] // 2, neighbour.rows.shape[0] // 2
     fit0, test0 = base.rows[:half0], base.rows[half0:]
