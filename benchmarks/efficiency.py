@@ -14,6 +14,10 @@ independent review and the earlier benchmarks, with the same total draws per sid
    sensitivity is 2 (true ε = 2, claim 1): the detection rate over ``--runs`` seeds on a doubling
    grid of total draws (both sides, all pairs), for the worst-case pair alone and for
    ``counting(1)``'s two pairs; StatDP refuted it with 360 draws.
+4. **The selection share at small budgets.**  Detection with 25% (the default), 15% and 10% of the
+   draws choosing the events, on that Laplace at 360 total draws and on three literature
+   mechanisms at small budgets (``2·--runs`` runs each): what a smaller share would buy one
+   mechanism and cost the others.
 """
 
 from __future__ import annotations
@@ -145,6 +149,60 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
     return rows
 
 
+#: The selection-share study: (label, suite file or None for the mis-sensitised Laplace, mechanism
+#: factory, samples per pair and side).  The literature mechanisms run at ε = 2 against a claim of
+#: 0.5 on their suite file's pair, at budgets where the default detects them part of the time.
+SHARE_CASES = (
+    ("Laplace, wrong sensitivity (worst pair)", None, None, 180),
+    ("ReportNoisyMax1 (ε 2, claim 0.5)", "report-noisy-max1", "mechanisms.literature:ReportNoisyMax1", 400),
+    ("SVT1 (ε 2, claim 0.5)", "svt1", "mechanisms.literature_svt:SparseVectorTechnique1", 1_600),
+    ("NoisyHist1 (ε 2, claim 0.5)", "noisy-hist1", "mechanisms.literature:NoisyHist1", 60),
+)
+SELECTION_SHARES = (0.25, 0.15, 0.10)
+
+
+def _share_case_detected(case: tuple, seed: int) -> bool:
+    label, stem, factory, samples = case
+    if stem is None:
+        return _laplace_detected(samples, seed, worst_only=True)
+    import importlib
+
+    module, _, name = factory.partition(":")
+    spec = scenarios.load(Path(__file__).resolve().parents[1] / "scenarios/suite/literature" / f"{stem}.toml")
+    suite = spec.mechanism  # the suite file's parameters, at ε = 2
+    options = {"queries": suite.input_dim} if stem != "noisy-hist1" else {"bins": suite.input_dim}
+    if stem == "svt1":
+        options.update(cutoff=suite.cutoff, threshold=suite.threshold)
+    mechanism = getattr(importlib.import_module(module), name)(epsilon=2.0, **options)
+    report = run_audit(mechanism, spec.scenario, claim=PureDP(0.5), samples=samples, seed=seed,
+                       progress=False, accuracy=False)
+    return report.verdict is Verdict.VIOLATED
+
+
+def selection_shares(runs: int, n_jobs: int) -> list[dict]:
+    """Detection against the share of the draws that chooses the events
+    (:data:`audit.allocation.SELECTION_SHARE`), for the small-budget Laplace and three literature
+    mechanisms whose best event is harder to find.  A what-if: the share is set in this process and
+    inherited by forked workers (loky's would re-import the default), then restored."""
+    import multiprocessing
+
+    from audit import allocation
+
+    rows, default = [], allocation.SELECTION_SHARE
+    try:
+        for case in SHARE_CASES:
+            row = {"case": case[0], "samples": case[3], "runs": runs, "detection": {}}
+            for share in SELECTION_SHARES:
+                allocation.SELECTION_SHARE = share
+                with multiprocessing.get_context("fork").Pool(n_jobs) as pool:
+                    hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)])
+                row["detection"][str(share)] = float(np.mean(hits))
+            rows.append(row)
+    finally:
+        allocation.SELECTION_SHARE = default
+    return rows
+
+
 def _audit_split(samples: int) -> tuple[int, float]:
     """The worst-pair audit's certification draws per side and its own headline slot's joint-test
     level at the last look (what the ideal event would get inside this audit)."""
@@ -226,6 +284,15 @@ def render(results: dict) -> str:
             f"{rate(r.get('ideal_audit_split'))} ({r['certification']:,} draws, level {r['own_level']:.3f})"
         out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} | "
                    f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} | {split} |")
+    if results.get("selection"):
+        runs = results["selection"][0]["runs"]
+        out += ["", f"### Detection against the share of draws that chooses the events ({runs} runs each)", "",
+                "| mechanism | samples per pair and side | " + " | ".join(
+                    f"selection {share:.0%}{' (default)' if i == 0 else ''}" for i, share in enumerate(SELECTION_SHARES))
+                + " |", "|---|---|" + "---|" * len(SELECTION_SHARES)]
+        for r in results["selection"]:
+            out.append(f"| {r['case']} | {r['samples']:,} | "
+                       + " | ".join(f"{r['detection'][str(share)]:.2f}" for share in SELECTION_SHARES) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -235,17 +302,18 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--samples", type=int, default=2_000_000, help="budget of the early-stop study")
-    parser.add_argument("--only", nargs="*", choices=("tightness", "early", "small"))
+    parser.add_argument("--only", nargs="*", choices=("tightness", "early", "small", "selection"))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     from audit.checkpoint import write_atomic
 
-    results = {"tightness": [], "early": [], "small": []}
+    results = {"tightness": [], "early": [], "small": [], "selection": []}
     saved = args.out / "efficiency.json" if args.out else None
     if args.only and saved is not None and saved.exists():  # a partial rerun keeps the other tables
         results.update(json.loads(saved.read_text()))
     studies = {"tightness": lambda: tightness(args.seeds, args.jobs), "early": lambda: early_stops(args.samples),
-               "small": lambda: small_budgets(args.runs, args.jobs)}
+               "small": lambda: small_budgets(args.runs, args.jobs),
+               "selection": lambda: selection_shares(2 * args.runs, args.jobs)}
     for name, study in studies.items():
         if args.only and name not in args.only:
             continue
