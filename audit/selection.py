@@ -346,12 +346,16 @@ def certify(events: list[Event], certification: list[PairCounts], binnings, clai
         count_b = int(count_b_all[event.orientation, event.index - 1])
         threshold = binnings[event.pair].edge(event.index)
         if event.family == "headline":
+            claimed = claimed_value(event.slot, claim)
+            testable = claimed is not None and bool(np.isfinite(claimed))
+            if not (testable or bounds):  # e.g. μ at an early look of an (ε, δ) claim: nothing to test
+                result.append(CertifiedEvent(event, threshold, count_a, count_b, n, math.nan, math.nan))
+                continue
             key = (event.slot, count_a, count_b, n, JOINT_FACTOR * event.level)
             if key not in joint_tests:
                 joint_tests[key] = JointTest(*key)
             test = joint_tests[key]
-            claimed = claimed_value(event.slot, claim)
-            refutes = claimed is not None and np.isfinite(claimed) and test.rejects(claimed)
+            refutes = testable and test.rejects(claimed)
             result.append(CertifiedEvent(event, threshold, count_a, count_b, n, math.nan, math.nan,
                                          bound=test.lower_bound() if bounds else math.nan,
                                          refutes=bool(refutes)))

@@ -43,3 +43,20 @@ def test_compressed_candidates_choose_the_brute_force_events(discrete, n, claim)
             continue
         level = selection._joint_proxy_level(event.level) if event.family == "headline" else event.level
         assert (event.orientation, event.index) == _brute_force(counts, event.slot, 3 * n, level), event.slot
+
+
+def test_an_early_look_builds_no_joint_test_for_a_slot_that_cannot_refute_the_claim():
+    # μ cannot refute an (ε, δ) claim, and an early look reports no bounds: its test is skipped,
+    # while the slots that can refute are tested exactly as at the last look.
+    rng = np.random.default_rng(3)
+    claim = ApproxDP(1.0, 1e-5)
+    selection_counts, certification = _counts(rng, False, 5_000), _counts(rng, False, 15_000)
+    budget = Budget(0.05, headline_slots(claim), 1)
+    events = select_events([selection_counts], claim, budget, 15_000, curves=False)
+    binning = type("Edges", (), {"edge": staticmethod(float)})()
+    tests: dict = {}
+    early = selection.certify(events, [certification], [binning], claim, bounds=False, joint_tests=tests)
+    assert {key[0] for key in tests} == set(headline_slots(claim)) - {"mu"}
+    last = selection.certify(events, [certification], [binning], claim, joint_tests={})
+    assert [c.refutes for c in early] == [c.refutes for c in last]
+    assert np.isnan(early[-1].bound) and early[-1].event.slot == "mu" and last[-1].bound > 0
