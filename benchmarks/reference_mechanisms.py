@@ -104,8 +104,8 @@ def run_case(stem: str, samples: int, *, n_jobs: int = 2, seed: int = 2026) -> d
 
 
 def _table(rows: list[dict]) -> str:
-    header = (f"| case | claim | δ | ε_lb | exact ε | limit ε | ε_lb/limit | limit/exact | verdict | time |\n"
-              f"|---|---|---|---|---|---|---|---|---|---|")
+    header = ("| case | claim | δ | ε_lb | exact ε | limit ε | ε_lb/limit | limit/exact | verdict | time |\n"
+              "|---|---|---|---|---|---|---|---|---|---|")
     lines = [header]
     for r in rows:
         claim = r["claim"] if len(r["claim"]) <= 40 else r["claim"][:38] + "…"
