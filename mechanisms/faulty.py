@@ -40,18 +40,14 @@ Lemma 3.4 (GROUND_TRUTH §5); Dong, Roth & Su (2022) for μ of a Gaussian pair.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_finite_positive, check_int, check_open_unit
 from .correlated import CorrelatedGaussianMechanism
-from .gaussian import CalibrationWarning, GaussianMechanism
 from .laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
-from .truncated_laplace import TruncatedLaplaceMechanism, geng_bound
 
 __all__ = [
     "HalfSizeNoiseCorrelatedGaussian",

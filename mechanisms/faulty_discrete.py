@@ -1,7 +1,7 @@
 """Faulty variants of the discrete, categorical and subsampled mechanisms, each with its exact truth.
 
-Registered in :data:`mechanisms.faulty.FAULTY_MECHANISMS` (the factories below return
-``(mechanism, scenario)``):
+Registered in :data:`scenarios.faulty_cases.FAULTY_MECHANISMS`, whose factories of the same names
+return ``(mechanism, scenario)`` (layers reach down only, so the scenarios live there):
 
 ================================= ================================================================
 name                              mistake (claim → exact truth)
@@ -41,8 +41,7 @@ from .randomized_response import RandomizedResponse
 from .subsampled_gaussian import PoissonSubsampledGaussian
 
 __all__ = ["WrongRelationSubsampledGaussian", "RoundedGaussianRealQuery", "RoundedGaussianFractionalView",
-           "WrongCategoriesRandomizedResponse",
-           "subsampled_wrong_relation", "rounded_gaussian_real_query", "randomized_response_wrong_k"]
+           "WrongCategoriesRandomizedResponse"]
 
 
 class WrongRelationSubsampledGaussian(PoissonSubsampledGaussian):
