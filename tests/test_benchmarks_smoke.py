@@ -75,3 +75,27 @@ def test_quick_benchmark_runs_and_writes_its_files(tmp_path):
         assert 0.0 <= row["epsilon_lb"] <= row["exact_epsilon"]
         assert row["peak_rss_tree_mb"] > 0
     assert {row["case"] for row in results["memory"]} >= {"gaussian"}
+
+
+def test_statdp_design_p_value_is_fishers_exact_test_without_thinning():
+    # At ε = 0 the thinning keeps every draw, so StatDP's statistic is Fisher's one-sided exact
+    # test of the 2×2 table (event / not event × the two datasets): a second route to the value.
+    from benchmarks.statdp_design import thinned_fisher_p_value
+
+    rng = np.random.default_rng(0)
+    for c1, c2, n in ((30, 12, 150), (9, 0, 30), (75, 70, 150)):
+        expected = stats.fisher_exact([[c1, n - c1], [c2, n - c2]], alternative="greater").pvalue
+        assert thinned_fisher_p_value(c1, c2, n, 0.0, rng) == pytest.approx(expected, rel=1e-9)
+
+
+def test_statdp_design_detects_a_gross_violation_and_keeps_quiet_on_a_correct_claim():
+    # ε 10 against a claim of 0.1 at 720 draws: the chosen event's counts are far apart, so a miss
+    # is a bug, not bad luck; a correct claim fails to be refuted in at least one of 3 seeds
+    # unless the test is broken (its false-alarm rate measured over 400 runs is below 1%).
+    from benchmarks.statdp_design import statdp_refutes
+    from mechanisms import LaplaceMechanism
+    import scenarios
+
+    pair = scenarios.counting(1).pairs[0]
+    assert all(statdp_refutes(LaplaceMechanism(epsilon=10.0), pair, 0.1, 720, seed) for seed in range(3))
+    assert not all(statdp_refutes(LaplaceMechanism(epsilon=1.0), pair, 1.0, 720, seed) for seed in range(3))
