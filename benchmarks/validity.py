@@ -292,13 +292,16 @@ class StudyResult:
                 f"{'' if row.within_bound else ' ✗'} | {_fmt(row.coverage_epsilon, 3)} | "
                 f"{_fmt(row.coverage_delta, 3)} | {_fmt(row.coverage_mu, 3)} | "
                 f"{_fmt(row.mean_epsilon_lb)} | {_fmt(row.mean_mu_lb)} |")
-        lines += ["", f"Power: each faulty mechanism audited {p['power_runs']} times at "
-                  f"{p['default_samples']:,} samples, and {p['grid_runs']} times per sample count of "
-                  f"the doubling grid from {p['grid_start']:,} until detected in ≥ "
-                  f"{DETECTION_TARGET:.0%} of runs.", "",
-                  "| faulty mechanism | fault | claim | exact ε / δ / μ | detected at "
-                  f"{p['default_samples']:,} [95% CP] | smallest n detected ≥ {DETECTION_TARGET:.0%} |",
-                  "|---|---|---|---|---|---|"]
+        if not self.power:
+            lines += ["", "Power: not measured in this run (`--faulty` named no faulty mechanism)."]
+        else:
+            lines += ["", f"Power: each faulty mechanism audited {p['power_runs']} times at "
+                      f"{p['default_samples']:,} samples, and {p['grid_runs']} times per sample count of "
+                      f"the doubling grid from {p['grid_start']:,} until detected in ≥ "
+                      f"{DETECTION_TARGET:.0%} of runs.", "",
+                      "| faulty mechanism | fault | claim | exact ε / δ / μ | detected at "
+                      f"{p['default_samples']:,} [95% CP] | smallest n detected ≥ {DETECTION_TARGET:.0%} |",
+                      "|---|---|---|---|---|---|"]
         for row in self.power:
             t = row.truth
             smallest = "> default" if row.min_samples_detected is None else f"{row.min_samples_detected:,}"
