@@ -106,7 +106,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     accuracy : also audit the accuracy claims of mechanisms that declare them.
     statistic : str, Classifier or callable
         The test statistic whose threshold events are certified (:mod:`audit.statistics`):
-        ``"auto"`` (default: chosen per pair on training samples), ``"linear"``, ``"categorical"``,
+        ``"auto"`` (default: chosen per pair on training samples; the linear statistic, with no
+        training draws, for a 1-D output under 2,048 ``samples``), ``"linear"``, ``"categorical"``,
         ``"binned"``, ``"classifier"`` (or ``audit.statistics.Classifier(estimator, features)``), or
         a callable ``outputs (n, k) -> scores (n,)``.  Learned on its own training samples.
     early_stopping : bool

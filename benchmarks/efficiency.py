@@ -179,27 +179,30 @@ def _share_case_detected(case: tuple, seed: int) -> bool:
     return report.verdict is Verdict.VIOLATED
 
 
+def _use_selection_share(share: float) -> None:
+    """Pool initializer: this worker's audits choose events on ``share`` of their draws."""
+    from audit import allocation
+
+    allocation.SELECTION_SHARE = share
+
+
 def selection_shares(runs: int, n_jobs: int) -> list[dict]:
     """Detection against the share of the draws that chooses the events
     (:data:`audit.allocation.SELECTION_SHARE`), for the small-budget Laplace and three literature
-    mechanisms whose best event is harder to find.  A what-if: the share is set in this process and
-    inherited by forked workers (loky's would re-import the default), then restored."""
+    mechanisms whose best event is harder to find.  A what-if: each share is set by the
+    initializer of a pool of freshly spawned workers, so this process keeps the default."""
     import multiprocessing
 
-    from audit import allocation
-
-    rows, default = [], allocation.SELECTION_SHARE
-    try:
-        for case in SHARE_CASES:
-            row = {"case": case[0], "samples": case[3], "runs": runs, "detection": {}}
-            for share in SELECTION_SHARES:
-                allocation.SELECTION_SHARE = share
-                with multiprocessing.get_context("fork").Pool(n_jobs) as pool:
-                    hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)])
-                row["detection"][str(share)] = float(np.mean(hits))
-            rows.append(row)
-    finally:
-        allocation.SELECTION_SHARE = default
+    rows = []
+    for case in SHARE_CASES:
+        row = {"case": case[0], "samples": case[3], "runs": runs, "detection": {}}
+        for share in SELECTION_SHARES:
+            with multiprocessing.get_context("spawn").Pool(n_jobs, _use_selection_share, (share,)) as pool:
+                hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)])
+                pool.close()  # let the workers exit cleanly (terminating them leaks their semaphores)
+                pool.join()
+            row["detection"][str(share)] = float(np.mean(hits))
+        rows.append(row)
     return rows
 
 

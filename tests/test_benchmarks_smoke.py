@@ -79,13 +79,17 @@ def test_quick_benchmark_runs_and_writes_its_files(tmp_path):
 
 def test_statdp_design_p_value_is_fishers_exact_test_without_thinning():
     # At ε = 0 the thinning keeps every draw, so StatDP's statistic is Fisher's one-sided exact
-    # test of the 2×2 table (event / not event × the two datasets): a second route to the value.
+    # test: P(X ≥ c₁) for X hypergeometric (c₁ + c₂ event draws among 2n, n from the first side),
+    # summed here from binomial coefficients in exact integer arithmetic as a second route.
+    from math import comb
+
     from benchmarks.statdp_design import thinned_fisher_p_value
 
     rng = np.random.default_rng(0)
     for c1, c2, n in ((30, 12, 150), (9, 0, 30), (75, 70, 150)):
-        expected = stats.fisher_exact([[c1, n - c1], [c2, n - c2]], alternative="greater").pvalue
-        assert thinned_fisher_p_value(c1, c2, n, 0.0, rng) == pytest.approx(expected, rel=1e-9)
+        k = c1 + c2
+        tail = sum(comb(n, x) * comb(n, k - x) for x in range(c1, min(k, n) + 1))
+        assert thinned_fisher_p_value(c1, c2, n, 0.0, rng) == pytest.approx(tail / comb(2 * n, k), rel=1e-9)
 
 
 def test_statdp_design_detects_a_gross_violation_and_keeps_quiet_on_a_correct_claim():

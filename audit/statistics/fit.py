@@ -12,7 +12,9 @@ the categorical one when every training row falls into at most :data:`AUTO_ATOMS
 binned one (of the output, or of Fisher's projection for vector outputs).  A candidate replaces the
 linear statistic only if it separates clearly better (by 3% and 0.005), so on mechanisms where the
 linear statistic is optimal ``"auto"`` keeps it.  The winner is refitted on all training data.
-None of this touches the selection or certification samples.
+None of this touches the selection or certification samples.  On a 1-D output with fewer than
+:data:`MIN_AUTO_TRAINING` training draws per side nothing can be compared, so ``"auto"`` is the
+linear statistic and draws no training samples at all (:func:`needs_training`).
 """
 
 from __future__ import annotations
