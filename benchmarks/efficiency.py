@@ -149,31 +149,28 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
     return rows
 
 
-#: The selection-share study: (label, suite file or None for the mis-sensitised Laplace, mechanism
-#: factory, samples per pair and side).  The literature mechanisms run at ε = 2 against a claim of
-#: 0.5 on their suite file's pair, at budgets where the default detects them part of the time.
+#: The selection-share study: (label, literature suite file or None for the mis-sensitised Laplace,
+#: samples per pair and side).  The literature mechanisms run at ε = 2 against a claim of 0.5 on
+#: their suite file's pair, at budgets where the default detects them part of the time.
 SHARE_CASES = (
-    ("Laplace, wrong sensitivity (worst pair)", None, None, 180),
-    ("ReportNoisyMax1 (ε 2, claim 0.5)", "report-noisy-max1", "mechanisms.literature:ReportNoisyMax1", 400),
-    ("SVT1 (ε 2, claim 0.5)", "svt1", "mechanisms.literature_svt:SparseVectorTechnique1", 1_600),
-    ("NoisyHist1 (ε 2, claim 0.5)", "noisy-hist1", "mechanisms.literature:NoisyHist1", 60),
+    ("Laplace, wrong sensitivity (worst pair)", None, 180),
+    ("ReportNoisyMax1 (ε 2, claim 0.5)", "report-noisy-max1", 400),
+    ("SVT1 (ε 2, claim 0.5)", "svt1", 1_600),
+    ("NoisyHist1 (ε 2, claim 0.5)", "noisy-hist1", 60),
 )
 SELECTION_SHARES = (0.25, 0.15, 0.10)
 
 
 def _share_case_detected(case: tuple, seed: int) -> bool:
-    label, stem, factory, samples = case
+    label, stem, samples = case
     if stem is None:
         return _laplace_detected(samples, seed, worst_only=True)
-    import importlib
-
-    module, _, name = factory.partition(":")
-    spec = scenarios.load(Path(__file__).resolve().parents[1] / "scenarios/suite/literature" / f"{stem}.toml")
-    suite = spec.mechanism  # the suite file's parameters, at ε = 2
+    spec = scenarios.load(next(p for p in scenarios.bundled_suite("literature") if p.stem == stem))
+    suite = spec.mechanism  # the suite file's mechanism, rebuilt at ε = 2 with its other parameters
     options = {"queries": suite.input_dim} if stem != "noisy-hist1" else {"bins": suite.input_dim}
     if stem == "svt1":
         options.update(cutoff=suite.cutoff, threshold=suite.threshold)
-    mechanism = getattr(importlib.import_module(module), name)(epsilon=2.0, **options)
+    mechanism = type(suite)(epsilon=2.0, **options)
     report = run_audit(mechanism, spec.scenario, claim=PureDP(0.5), samples=samples, seed=seed,
                        progress=False, accuracy=False)
     return report.verdict is Verdict.VIOLATED
@@ -195,7 +192,7 @@ def selection_shares(runs: int, n_jobs: int) -> list[dict]:
 
     rows = []
     for case in SHARE_CASES:
-        row = {"case": case[0], "samples": case[3], "runs": runs, "detection": {}}
+        row = {"case": case[0], "samples": case[2], "runs": runs, "detection": {}}
         for share in SELECTION_SHARES:
             with multiprocessing.get_context("spawn").Pool(n_jobs, _use_selection_share, (share,)) as pool:
                 hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)])
