@@ -81,8 +81,8 @@ def cp_for_choosing(bound, k, n: int, level: float) -> np.ndarray:
     """``bound`` (:func:`cp_upper` or :func:`cp_lower`) for a large array of counts out of one
     ``n``, cheaply: exact for k < 64 and n − k < 64, linearly interpolated in k between exact values
     at 2·256 log-spaced counts in between (the bounds are smooth and monotone in k).  For *choosing*
-    events and statistics only; nothing certified uses it.  (With the selection's 32,769 thresholds
-    per side and orientation it evaluates about 640 quantiles instead of 65,538.)"""
+    events and statistics only; nothing certified uses it.  (For counts at all 32,769 thresholds of
+    a histogram it evaluates about 640 quantiles instead of 32,769.)"""
     k = np.asarray(k, dtype=np.int64)
     n = int(n)
     if n + 1 <= 2 * _EXACT_ENDS + 2 * _GRID:  # decided by n alone: the same counts, the same values
