@@ -346,8 +346,9 @@ _MISSING = object()
 
 def _remembered_exact(mechanism, key, compute):
     """``compute()`` (None if it raises NotImplementedError/ValueError), remembered per mechanism
-    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values (audits run
-    in threads may clear it at any time, so the value is never read back from it)."""
+    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values.  Audits run
+    in threads may clear it at any time, so the value returned is the one looked up or computed here,
+    never re-read after it is stored."""
     full_key = (mechanism, key)
     value = _EXACT_VALUES.get(full_key, _MISSING)
     if value is _MISSING:
