@@ -19,6 +19,16 @@ With early stopping the engine first spends the first 1/16 of ``samples`` on the
 audit of its own split as above, and splits the other 15/16 for the main audit, whose selection and
 certification draws arrive in segments ending at 1/4 and all of each
 (:data:`audit.selection.LOOK_FRACTIONS`, :mod:`audit.stages`).
+
+A stage with early stopping but a single look (the quick look, or a main audit too small for
+looks) *chooses early*: its selection draws arrive in two segments, the first
+:data:`EARLY_CHOICE_SHARE` of them.  If the events chosen on the first segment are already
+predicted to refute the claim (:func:`audit.selection.predicted_to_refute`), the rest of the
+selection draws go to certification instead; otherwise selection goes on.  The decision uses
+selection draws only, before any certification draw, so the certification counts stay binomial
+given their size and every level is unchanged.  (Measured on the Laplace with the wrong
+sensitivity at 360 total draws, the case of issue 18 where a clear violation meets a small budget;
+see ``benchmarks/efficiency.py``.)
 """
 
 from __future__ import annotations
@@ -32,7 +42,8 @@ from scipy import special
 from .selection import PairCounts
 
 __all__ = ["Allocation", "allocate", "training_draws", "looks_silent", "reallocate", "SELECTION_SHARE",
-           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "MIN_LOOKED"]
+           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "MIN_LOOKED",
+           "EARLY_CHOICE_SHARE", "MIN_EARLY_CHOICE"]
 
 SELECTION_SHARE = 0.25
 PILOT_SAMPLES = 65_536
@@ -41,6 +52,11 @@ _PILOT_SHARE = 1 / 32
 TRAINING_CAPS = {1: (1 / 16, 1 << 18), "vector": (1 / 4, 1_000_000)}
 #: Below this many certification draws there is a single look (segments would be too small).
 MIN_LOOKED = 64
+#: Choosing early: the share of a single-look stage's selection draws after which the events are
+#: chosen once and, if already predicted to refute the claim, certified on the rest of the draws.
+EARLY_CHOICE_SHARE = 0.4
+#: ... only for stages with at least this many selection draws in the first segment.
+MIN_EARLY_CHOICE = 8
 #: A pair whose first selection draws look silent keeps this share of its certification draws ...
 SILENT_SHARE = 1 / 8
 #: ... where "silent" means a two-sample Kolmogorov–Smirnov p-value above this.
@@ -56,6 +72,7 @@ class Allocation:
     pilot: int
     selection_ends: tuple[int, ...]
     certification_ends: tuple[int, ...]
+    early_choice: int = 0  # selection draws after which events are chosen early (0: not at all)
 
     @property
     def selection(self) -> int:
@@ -76,7 +93,11 @@ class Allocation:
         return {"samples": self.samples, "training": self.training, "pilot": self.pilot,
                 "selection": self.selection, "certification": self.certification,
                 "selection_looks": list(self.selection_ends),
-                "certification_looks": list(self.certification_ends)}
+                "certification_looks": list(self.certification_ends), "early_choice": self.early_choice}
+
+    def selection_segments(self) -> tuple[int, ...]:
+        """Cumulative ends of the selection segments: one per look, or the early choice's two."""
+        return (self.early_choice, self.selection) if self.early_choice else self.selection_ends
 
 
 def training_draws(samples: int, output_dim: int, learned: bool) -> int:
@@ -87,10 +108,13 @@ def training_draws(samples: int, output_dim: int, learned: bool) -> int:
     return min(cap, max(1, int(samples * share)))
 
 
-def allocate(samples: int, training: int, fractions: Sequence[float] = (1.0,)) -> Allocation:
+def allocate(samples: int, training: int, fractions: Sequence[float] = (1.0,),
+             early_choice: bool = False) -> Allocation:
     """Split ``samples`` (which includes ``training``) over pilot, selection and certification, the
     last two in segments ending at ``fractions`` of each (a single segment when either has fewer
-    than :data:`MIN_LOOKED` draws)."""
+    than :data:`MIN_LOOKED` draws).  With ``early_choice``, a single-look allocation chooses early
+    after :data:`EARLY_CHOICE_SHARE` of its selection draws (if that is at least
+    :data:`MIN_EARLY_CHOICE`)."""
     rest = samples - training
     if rest < 3:
         raise ValueError(f"`samples`={samples} is too small: it leaves {rest} draws per side after "
@@ -100,7 +124,9 @@ def allocate(samples: int, training: int, fractions: Sequence[float] = (1.0,)) -
     certification = rest - pilot - selection
     if len(fractions) > 1 and min(selection, certification) >= MIN_LOOKED:
         return Allocation(samples, training, pilot, _ends(selection, fractions), _ends(certification, fractions))
-    return Allocation(samples, training, pilot, (selection,), (certification,))
+    first = int(round(EARLY_CHOICE_SHARE * selection)) if early_choice else 0
+    first = first if MIN_EARLY_CHOICE <= first < selection else 0
+    return Allocation(samples, training, pilot, (selection,), (certification,), first)
 
 
 def _ends(total: int, fractions: Sequence[float]) -> tuple[int, ...]:

@@ -24,7 +24,7 @@ from .intervals import cp_lower, cp_upper
 from .report import draw_counts
 from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, run_chunk
 from .selection import (LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, headline_slots,
-                        select_events)
+                        predicted_to_refute, select_events)
 from .statistics import TrainingChunk, TrainingData, fit_statistic, needs_training, training_plan
 
 __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick_entropy", "hopeless",
@@ -33,8 +33,9 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
 #: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
 #: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
-#: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.
-ENGINE_VERSION = "4"
+#: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.  "5": a
+#: single-look stage draws its selection in two segments (choosing early, :mod:`audit.allocation`).
+ENGINE_VERSION = "5"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
@@ -66,7 +67,7 @@ class Stage:
         if allocation.training:
             plans[Phase.TRAINING] = [chunk_plan(allocation.training, chunk)] * pairs
         plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * pairs
-        for phase, ends in ((Phase.SELECTION, allocation.selection_ends),
+        for phase, ends in ((Phase.SELECTION, allocation.selection_segments()),
                             (Phase.CERTIFICATION, allocation.certification_ends)):
             plan, ranges = _segment_plan(allocation.segments(ends), chunk)
             plans[phase], segments[phase] = [plan] * pairs, [ranges] * pairs
@@ -89,17 +90,20 @@ def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gam
         looks = LOOK_FRACTIONS[1:], (LOOK_SHARES[0] + LOOK_SHARES[1],) + LOOK_SHARES[2:]
     else:
         looks = (1.0,), (1.0,)
-    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks)
+    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks,
+                  early_choice=early_stopping)
     return quick, main
 
 
-def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares) -> Stage:
+def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares,
+           early_choice: bool = True) -> Stage:
     """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
-    draws with ``shares`` of the failure budget γ (one look with their sum when too few draws)."""
+    draws with ``shares`` of the failure budget γ (one look with their sum when too few draws);
+    a single look chooses early if ``early_choice`` (:mod:`audit.allocation`)."""
     training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
     if training and not needs_training(statistic, output_dim, training):
         training = 0  # too few to learn from: they go to the other phases
-    allocation = allocate(samples, training, fractions)
+    allocation = allocate(samples, training, fractions, early_choice)
     if allocation.looks < len(shares):
         shares = (float(sum(shares)),)
     return Stage(samples, allocation, Budget(gamma, headline_slots(claim), pairs, tuple(shares)))
@@ -141,6 +145,7 @@ class Outcome:
     look: int  # 0-based, within the stage
     certification: list  # certification draws per pair and side, up to the stopping look
     violated: bool
+    selection: int  # selection draws per pair and side the stopping look chose its events on
 
 
 def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
@@ -159,13 +164,23 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
     job = run.job = replace(job, statistics=statistics)
     binnings = run.pilot()
     job = run.job = replace(job, binnings=binnings)
+    chosen = allocation.selection  # selection draws per side the events are chosen on
     for look in range(stage.looks):
         selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
-        if look == 0 and pairs > 1:  # decided on selection draws, before any certification
+        certification_ends = allocation.certification_ends
+        if look == 0 and allocation.early_choice:  # decided on selection draws, before any certification
+            moved = allocation.selection - allocation.early_choice
+            slot = predicted_to_refute(selection, claim, budget, allocation.certification + moved)
+            if slot is not None:
+                chosen, certification_ends = allocation.early_choice, (allocation.certification + moved,)
+                budget = budget.favouring(slot)
+                bar.total -= 2 * pairs * len(segments[Phase.SELECTION][0][1])  # its rest is never drawn
+            else:
+                selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], 1)
+        if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
-            certification_ends = reallocate(allocation.certification_ends,
-                                            [looks_silent(counts) for counts in selection])
-            for index, ends in enumerate(certification_ends):
+            per_pair = reallocate(certification_ends, [looks_silent(counts) for counts in selection])
+            for index, ends in enumerate(per_pair):
                 plan, ranges = _segment_plan(allocation.segments(ends), chunk)
                 plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
             bar.total += _chunk_count(plans) - before
@@ -181,7 +196,8 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                 curves = select_events(selection, claim, budget, n_certify, look, headline=False)
                 certified = certify(events + curves, certification, binnings, claim, joint_tests=joint_tests)
             break
-    return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated)
+    return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated,
+                   allocation.selection_ends[look] if not allocation.early_choice else chosen)
 
 
 def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
@@ -192,11 +208,11 @@ def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int)
     stage, look = outcome.stage, outcome.look
     passed = quick is not None and stage is main
     phases = {"probe": PROBE_DRAWS, "training": stage.allocation.training, "pilot": stage.allocation.pilot,
-              "selection": stage.allocation.selection_ends[look]}
+              "selection": outcome.selection}
     quick_look = None
     if passed:
         first = outcomes[0]
-        spent = first.stage.allocation.training + first.stage.allocation.pilot + first.stage.allocation.selection
+        spent = first.stage.allocation.training + first.stage.allocation.pilot + first.selection
         quick_look = [spent + certification for certification in first.certification]
     planned = main.allocation.to_dict()
     if quick is not None:
