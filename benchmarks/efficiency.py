@@ -18,6 +18,11 @@ independent review and the earlier benchmarks, with the same total draws per sid
    draws choosing the events, on that Laplace at 360 total draws and on three literature
    mechanisms at small budgets (``2·--runs`` runs each): what a smaller share would buy one
    mechanism and cost the others.
+5. **Choosing early at StatDP's budget.**  The same Laplace at 360 total draws (worst pair) over
+   ``--confirm-runs`` seeds, with choosing early (:mod:`audit.allocation`) and without it: the
+   detection rate with its Clopper–Pearson interval, and at a claim that holds exactly (the
+   Laplace calibrated right) the false-VIOLATED rate, how often the audit chose early, and the
+   mean certified ε.
 """
 
 from __future__ import annotations
@@ -203,6 +208,52 @@ def selection_shares(runs: int, n_jobs: int) -> list[dict]:
     return rows
 
 
+def _use_early_choice(share: float) -> None:
+    """Pool initializer: this worker's audits choose early after ``share`` of their selection
+    draws (0: never)."""
+    from audit import allocation
+
+    allocation.EARLY_CHOICE_SHARE = share
+
+
+def _laplace_outcome(sensitivity: float, seed: int) -> tuple[bool, bool, float]:
+    """Verdict VIOLATED, whether the audit chose early, and its certified ε, for the Laplace
+    calibrated to ``sensitivity`` on the worst pair at StatDP's budget."""
+    from audit import stages
+
+    samples = STATDP_DRAWS // 2
+    mechanism = LaplaceMechanism(epsilon=1.0, sensitivity=sensitivity)
+    report = run_audit(mechanism, [scenarios.counting(1).pairs[0]], claim=PureDP(1.0), samples=samples,
+                       seed=seed, progress=False, accuracy=False)
+    planned = stages.plan_stages(samples, 1, "auto", PureDP(1.0), 1, 0.05, early_stopping=True)[1].allocation
+    early = report.draws["per_pair_per_side"]["selection"] < planned.selection
+    return report.verdict is Verdict.VIOLATED, early, report.pairs[0].epsilon_lower_bound
+
+
+def choosing_early(runs: int, n_jobs: int) -> list[dict]:
+    """Study 5: with and without choosing early, on the mis-sensitised and the right Laplace."""
+    import multiprocessing
+
+    from audit import allocation, cp_interval
+
+    rows = []
+    for label, share in (("choosing early (default)", allocation.EARLY_CHOICE_SHARE), ("without", 0.0)):
+        row = {"setting": label, "share": share, "runs": runs}
+        for key, sensitivity in (("violation", 0.5), ("exact_claim", 1.0)):
+            with multiprocessing.get_context("spawn").Pool(n_jobs, _use_early_choice, (share,)) as pool:
+                outcomes = pool.starmap(_laplace_outcome, [(sensitivity, 5000 + r) for r in range(runs)],
+                                        chunksize=20)
+                pool.close()
+                pool.join()
+            violated = sum(o[0] for o in outcomes)
+            interval = cp_interval(violated, runs, 0.95)
+            row[key] = {"violated": violated, "interval": [interval.low, interval.high],
+                        "chose_early": float(np.mean([o[1] for o in outcomes])),
+                        "mean_epsilon_lb": float(np.mean([o[2] for o in outcomes]))}
+        rows.append(row)
+    return rows
+
+
 def _audit_split(samples: int) -> tuple[int, float]:
     """The worst-pair audit's certification draws per side and its own headline slot's joint-test
     level at the last look (what the ideal event would get inside this audit)."""
@@ -293,6 +344,17 @@ def render(results: dict) -> str:
         for r in results["selection"]:
             out.append(f"| {r['case']} | {r['samples']:,} | "
                        + " | ".join(f"{r['detection'][str(share)]:.2f}" for share in SELECTION_SHARES) + " |")
+    if results.get("choosing"):
+        runs = results["choosing"][0]["runs"]
+        out += ["", f"### Choosing early at StatDP's budget: Laplace, worst pair, {STATDP_DRAWS} total draws "
+                    f"({runs:,} seeds each)", "",
+                "| setting | detection, true ε 2 vs claim 1 [95% CP] | chose early | false VIOLATED at an exact "
+                "claim [95% CP] | chose early | mean ε_lb (exact ε 1) |", "|---|---|---|---|---|---|"]
+        for r in results["choosing"]:
+            v, e = r["violation"], r["exact_claim"]
+            out.append(f"| {r['setting']} | {v['violated'] / runs:.3f} [{v['interval'][0]:.3f}, {v['interval'][1]:.3f}] "
+                       f"| {v['chose_early']:.2f} | {e['violated'] / runs:.4f} [{e['interval'][0]:.4f}, "
+                       f"{e['interval'][1]:.4f}] | {e['chose_early']:.2f} | {e['mean_epsilon_lb']:.3f} |")
     return "\n".join(out) + "\n"
 
 
@@ -302,18 +364,20 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--samples", type=int, default=2_000_000, help="budget of the early-stop study")
-    parser.add_argument("--only", nargs="*", choices=("tightness", "early", "small", "selection"))
+    parser.add_argument("--confirm-runs", type=int, default=4_000, help="seeds of the choosing-early study")
+    parser.add_argument("--only", nargs="*", choices=("tightness", "early", "small", "selection", "choosing"))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     from audit.checkpoint import write_atomic
 
-    results = {"tightness": [], "early": [], "small": [], "selection": []}
+    results = {"tightness": [], "early": [], "small": [], "selection": [], "choosing": []}
     saved = args.out / "efficiency.json" if args.out else None
     if args.only and saved is not None and saved.exists():  # a partial rerun keeps the other tables
         results.update(json.loads(saved.read_text()))
     studies = {"tightness": lambda: tightness(args.seeds, args.jobs), "early": lambda: early_stops(args.samples),
                "small": lambda: small_budgets(args.runs, args.jobs),
-               "selection": lambda: selection_shares(2 * args.runs, args.jobs)}
+               "selection": lambda: selection_shares(2 * args.runs, args.jobs),
+               "choosing": lambda: choosing_early(args.confirm_runs, args.jobs)}
     for name, study in studies.items():
         if args.only and name not in args.only:
             continue
