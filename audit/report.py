@@ -130,6 +130,10 @@ def draws_text(draws: dict) -> str:
     if looks and looks.get("stopped_early"):
         quick = " (the quick look, on 1/16 of the budget)" if looks.get("quick_look") == "stopped" else ""
         stop = f"; stopped early at look {looks['look']} of {looks['of']}{quick}, a violation being certified"
+    if looks and looks.get("chose_early"):
+        early = looks["chose_early"]
+        stop += (f"; chose its events early, on {early['selection']:,} of {early['planned']:,} selection draws, "
+                 "the rest certifying")
     moved = ""
     if draws.get("certification_per_pair"):
         moved = ("; certification draws moved to the pairs with evidence: "

@@ -220,6 +220,8 @@ def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int)
     looks = {"look": look + 1 + (1 if passed else 0), "of": main.looks + (1 if quick is not None else 0),
              "planned": planned}
     looks["stopped_early"] = looks["look"] < looks["of"]
+    if outcome.selection < stage.allocation.selection_ends[look]:  # chose early (audit.allocation)
+        looks["chose_early"] = {"selection": outcome.selection, "planned": stage.allocation.selection}
     looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
     return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
 

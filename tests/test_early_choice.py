@@ -72,6 +72,9 @@ def test_a_clear_violation_moves_the_rest_of_selection_to_certification_before_c
     assert phases["selection"] == allocation.early_choice
     assert phases["certification"] == allocation.certification + moved
     assert report.draws["per_side"] == 180 + stages.PROBE_DRAWS
+    assert report.draws["looks"]["chose_early"] == {"selection": allocation.early_choice,
+                                                    "planned": allocation.selection}
+    assert f"chose its events early, on {allocation.early_choice} of {allocation.selection}" in report.summary()
     own = next(e for e in report.evidence if e["slot"] == headline_slots(PureDP(1.0))[0])
     assert own["level"] == pytest.approx(JOINT_FACTOR * 0.05 * FAVOURED_SHARES[0] * FAVOURED_SHARES[1] / 2)
 
@@ -85,6 +88,7 @@ def test_a_claim_with_room_to_spare_draws_all_its_selection():
     allocation = stages.plan_stages(180, 1, "auto", PureDP(1.0), 1, 0.05, early_stopping=True)[1].allocation
     assert report.verdict is Verdict.NOT_REFUTED
     assert report.draws["per_pair_per_side"]["selection"] == allocation.selection
+    assert "chose_early" not in report.draws["looks"]
     assert mechanism.sizes[4:8] == [allocation.early_choice] * 2 + [allocation.selection - allocation.early_choice] * 2
 
 
