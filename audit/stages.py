@@ -164,19 +164,12 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
     job = run.job = replace(job, statistics=statistics)
     binnings = run.pilot()
     job = run.job = replace(job, binnings=binnings)
-    chosen = allocation.selection  # selection draws per side the events are chosen on
     for look in range(stage.looks):
         selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], look)
         certification_ends = allocation.certification_ends
         if look == 0 and allocation.early_choice:  # decided on selection draws, before any certification
-            moved = allocation.selection - allocation.early_choice
-            slot = predicted_to_refute(selection, claim, budget, allocation.certification + moved)
-            if slot is not None:
-                chosen, certification_ends = allocation.early_choice, (allocation.certification + moved,)
-                budget = budget.favouring(slot)
-                bar.total -= 2 * pairs * len(segments[Phase.SELECTION][0][1])  # its rest is never drawn
-            else:
-                selection = run.histograms(Phase.SELECTION, segments[Phase.SELECTION], 1)
+            selection, certification_ends, budget = _choose_early(run, segments[Phase.SELECTION], selection,
+                                                                  allocation, budget, claim, bar)
         if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
             per_pair = reallocate(certification_ends, [looks_silent(counts) for counts in selection])
@@ -197,7 +190,20 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                 certified = certify(events + curves, certification, binnings, claim, joint_tests=joint_tests)
             break
     return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated,
-                   allocation.selection_ends[look] if not allocation.early_choice else chosen)
+                   selection[0].n)
+
+
+def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple[list, tuple, Budget]:
+    """Choosing early (:mod:`audit.allocation`) after the first selection segment ``first``: if its
+    events predict a refutation, the rest of the selection draws certify instead, at a budget
+    favouring the refuting slot; otherwise the rest is drawn.  Returns the selection counts, the
+    certification ends and the budget."""
+    moved = allocation.selection - allocation.early_choice
+    slot = predicted_to_refute(first, claim, budget, allocation.certification + moved)
+    if slot is None:
+        return run.histograms(Phase.SELECTION, segments, 1), allocation.certification_ends, budget
+    bar.total -= 2 * len(first) * len(segments[0][1])  # the rest of the selection is never drawn
+    return first, (allocation.certification + moved,), budget.favouring(slot)
 
 
 def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
