@@ -23,7 +23,11 @@ tests actually used:
   is decided;
 * the *curve* family gets 0.2γ, shared equally by, for every pair: one event per δ of the ε(δ) grid,
   one for δ at the claim's ε, one for μ (two bounds each) and the trade-off band (four bounds per
-  point: α_lo, α_hi, β_lo, β_hi).
+  point: α_lo, α_hi, β_lo, β_hi);
+* a stage that *chooses early* (:mod:`audit.allocation`) and finds a slot predicted to refute the
+  claim moves to :data:`FAVOURED_SHARES`: 0.95γ to the headline family, 0.9 of it to that slot.
+  The switch is decided on selection draws, before any certification draw, so the levels are
+  fixed given it and still sum to γ (:meth:`Budget.favouring`).
 
 **Looks (early stopping).**  Selection and certification samples arrive in segments; at look l the
 events are chosen on the selection samples drawn so far and certified on the certification samples

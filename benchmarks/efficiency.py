@@ -13,7 +13,9 @@ independent review and the earlier benchmarks, with the same total draws per sid
 3. **Small budgets.**  The Laplace mechanism calibrated to sensitivity 1 on a sum whose true
    sensitivity is 2 (true ε = 2, claim 1): the detection rate over ``--runs`` seeds on a doubling
    grid of total draws (both sides, all pairs), for the worst-case pair alone and for
-   ``counting(1)``'s two pairs; StatDP refuted it with 360 draws.
+   ``counting(1)``'s two pairs; StatDP refuted it with 360 draws.  Beside it, the exact detection
+   of the best event known in advance: with all draws and the whole budget, with the audit's
+   certification draws and own-slot level, and with those it has when it chooses early.
 4. **The selection share at small budgets.**  Detection with 25% (the default), 15% and 10% of the
    draws choosing the events, on that Laplace at 360 total draws and on three literature
    mechanisms at small budgets (``2·--runs`` runs each): what a smaller share would buy one
@@ -147,9 +149,12 @@ def small_budgets(runs: int, n_jobs: int) -> list[dict]:
                    "clopper_pearson": CLOPPER_PEARSON_SMALL.get((scenario, total)),
                    "ideal_known_event": ideal_detection(total) if worst_only else None}
             if worst_only:
-                n, level = _audit_split(samples)
+                n, level, early, early_level = _audit_split(samples)
                 row.update(certification=n, own_level=level,
                            ideal_audit_split=ideal_detection(total, n=n, level=level) if n else 0.0)
+                if early:
+                    row.update(early_certification=early, early_level=early_level,
+                               ideal_early_split=ideal_detection(total, n=early, level=early_level))
             rows.append(row)
     return rows
 
@@ -208,6 +213,10 @@ def selection_shares(runs: int, n_jobs: int) -> list[dict]:
     return rows
 
 
+#: Study 5's first seed: seeds no study used while choosing early was designed (those were 5000–8999).
+CHOOSING_SEEDS = 100_000
+
+
 def _use_early_choice(share: float) -> None:
     """Pool initializer: this worker's audits choose early after ``share`` of their selection
     draws (0: never)."""
@@ -241,7 +250,7 @@ def choosing_early(runs: int, n_jobs: int) -> list[dict]:
         row = {"setting": label, "share": share, "runs": runs}
         for key, sensitivity in (("violation", 0.5), ("exact_claim", 1.0)):
             with multiprocessing.get_context("spawn").Pool(n_jobs, _use_early_choice, (share,)) as pool:
-                outcomes = pool.starmap(_laplace_outcome, [(sensitivity, 5000 + r) for r in range(runs)],
+                outcomes = pool.starmap(_laplace_outcome, [(sensitivity, CHOOSING_SEEDS + r) for r in range(runs)],
                                         chunksize=20)
                 pool.close()
                 pool.join()
@@ -254,9 +263,10 @@ def choosing_early(runs: int, n_jobs: int) -> list[dict]:
     return rows
 
 
-def _audit_split(samples: int) -> tuple[int, float]:
+def _audit_split(samples: int) -> tuple[int, float, int, float]:
     """The worst-pair audit's certification draws per side and its own headline slot's joint-test
-    level at the last look (what the ideal event would get inside this audit)."""
+    level at the last look (what the ideal event would get inside this audit), and the same when
+    it chooses early (0 draws when it cannot: :mod:`audit.allocation`)."""
     from audit import stages
     from audit.selection import JOINT_FACTOR, headline_slots
 
@@ -264,8 +274,13 @@ def _audit_split(samples: int) -> tuple[int, float]:
     try:
         _, main = stages.plan_stages(samples, 1, "auto", claim, 1, 0.05, early_stopping=True)
     except ValueError:  # too few draws for the phases
-        return 0, 0.0
-    return main.allocation.certification, JOINT_FACTOR * main.budget.headline_level_of(headline_slots(claim)[0])
+        return 0, 0.0, 0, 0.0
+    own, allocation = headline_slots(claim)[0], main.allocation
+    level = JOINT_FACTOR * main.budget.headline_level_of(own)
+    if not allocation.early_choice:
+        return allocation.certification, level, 0, 0.0
+    early = allocation.certification + allocation.selection - allocation.early_choice
+    return allocation.certification, level, early, JOINT_FACTOR * main.budget.favouring(own).headline_level_of(own)
 
 
 def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: float = 0.0) -> float:
@@ -325,7 +340,8 @@ def render(results: dict) -> str:
                 f"{STATDP_DRAWS} draws, dpaudit before: {BEFORE_DRAWS}", "",
             "| scenario | total draws | samples per pair and side | detection rate | Clopper–Pearson headline "
             "| ideal: best event known in advance, all draws, whole budget | the same event with the audit's "
-            "certification draws and own-slot level |", "|---|---|---|---|---|---|---|"]
+            "certification draws and own-slot level | the same when it chooses early |",
+            "|---|---|---|---|---|---|---|---|"]
 
     def rate(value):
         return _number(value, 2)
@@ -333,8 +349,10 @@ def render(results: dict) -> str:
     for r in results["small"]:
         split = "–" if r.get("certification") is None else \
             f"{rate(r.get('ideal_audit_split'))} ({r['certification']:,} draws, level {r['own_level']:.3f})"
+        early = "–" if r.get("early_certification") is None else \
+            f"{rate(r.get('ideal_early_split'))} ({r['early_certification']:,} draws, level {r['early_level']:.3f})"
         out.append(f"| {r['scenario']} | {r['total_draws']:,} | {r['samples']:,} | {r['detection']:.2f} | "
-                   f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} | {split} |")
+                   f"{rate(r.get('clopper_pearson'))} | {rate(r.get('ideal_known_event'))} | {split} | {early} |")
     if results.get("selection"):
         runs = results["selection"][0]["runs"]
         out += ["", f"### Detection against the share of draws that chooses the events ({runs} runs each)", "",
@@ -352,7 +370,8 @@ def render(results: dict) -> str:
                 "claim [95% CP] | chose early | mean ε_lb (exact ε 1) |", "|---|---|---|---|---|---|"]
         for r in results["choosing"]:
             v, e = r["violation"], r["exact_claim"]
-            out.append(f"| {r['setting']} | {v['violated'] / runs:.3f} [{v['interval'][0]:.3f}, {v['interval'][1]:.3f}] "
+            out.append(f"| {r['setting']} | {v['violated']:,}/{runs:,} = {v['violated'] / runs:.4f} "
+                       f"[{v['interval'][0]:.3f}, {v['interval'][1]:.3f}] "
                        f"| {v['chose_early']:.2f} | {e['violated'] / runs:.4f} [{e['interval'][0]:.4f}, "
                        f"{e['interval'][1]:.4f}] | {e['chose_early']:.2f} | {e['mean_epsilon_lb']:.3f} |")
     return "\n".join(out) + "\n"
