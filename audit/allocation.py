@@ -20,15 +20,17 @@ audit of its own split as above, and splits the other 15/16 for the main audit, 
 certification draws arrive in segments ending at 1/4 and all of each
 (:data:`audit.selection.LOOK_FRACTIONS`, :mod:`audit.stages`).
 
-A stage with early stopping but a single look (the quick look, or a main audit too small for
-looks) *chooses early*: its selection draws arrive in two segments, the first
+A main audit with early stopping but too small for looks (under a few hundred ``samples``)
+*chooses early*: its selection draws arrive in two segments, the first
 :data:`EARLY_CHOICE_SHARE` of them.  If the events chosen on the first segment are already
 predicted to refute the claim (:func:`audit.selection.predicted_to_refute`), the rest of the
 selection draws go to certification instead; otherwise selection goes on.  The decision uses
 selection draws only, before any certification draw, so the certification counts stay binomial
 given their size and every level is unchanged.  (Measured on the Laplace with the wrong
 sensitivity at 360 total draws, the case of issue 18 where a clear violation meets a small budget;
-see ``benchmarks/efficiency.py``.)
+see ``benchmarks/efficiency.py``.  The quick look does not choose early: with its thousands of
+selection draws, on Gaussians mis-calibrated by factors 4 to 1.2 it stopped at the same looks
+with it as without, 0.01–0.09 s later.)
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ _PILOT_SHARE = 1 / 32
 TRAINING_CAPS = {1: (1 / 16, 1 << 18), "vector": (1 / 4, 1_000_000)}
 #: Below this many certification draws there is a single look (segments would be too small).
 MIN_LOOKED = 64
-#: Choosing early: the share of a single-look stage's selection draws after which the events are
+#: Choosing early: the share of a small main audit's selection draws after which the events are
 #: chosen once and, if already predicted to refute the claim, certified on the rest of the draws.
 EARLY_CHOICE_SHARE = 0.4
 #: ... only for stages with at least this many selection draws in the first segment.

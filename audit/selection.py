@@ -289,20 +289,21 @@ def headline_slots(claim) -> tuple[str, ...]:
 
 
 def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
-                  look: int = -1, *, headline: bool = True, curves: bool = True) -> list[Event]:
+                  look: int = -1, *, headline: bool = True, curves: bool = True,
+                  slots: Optional[tuple[str, ...]] = None) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
     Candidates are scored at each pair's certification size ``n_certify`` (one number for all
     pairs, or one per pair) with predicted, pessimistic counts (the winner's-curse correction of
     the module docstring).  ``headline``/``curves`` pick the families (an early look needs the
-    curves only if it stops the audit)."""
+    curves only if it stops the audit); ``slots`` restricts the headline family to those slots."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
     candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size))
                   for counts, size in zip(selection, sizes)]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
-    for slot in budget.headline_slots if headline else ():
+    for slot in (slots or budget.headline_slots) if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
         best = None
@@ -344,9 +345,7 @@ def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_ce
         claimed = claimed_value(slot, claim)
         if claimed is None or not np.isfinite(claimed):
             continue
-        favoured = budget.favouring(slot)
-        event = next(e for e in select_events(selection, claim, favoured, n_certify, curves=False)
-                     if e.slot == slot)
+        event, = select_events(selection, claim, budget.favouring(slot), n_certify, curves=False, slots=(slot,))
         count_a, count_b = (tail[event.orientation, event.index - 1] for tail in selection[event.pair].tails())
         count_a, count_b = _predicted(np.array([count_a]), np.array([count_b]), selection[event.pair].n, n_certify)
         if JointTest(slot, int(count_a[0]), int(count_b[0]), n_certify,

@@ -34,7 +34,8 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
 #: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
 #: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.  "5": a
-#: single-look stage draws its selection in two segments (choosing early, :mod:`audit.allocation`).
+#: main audit with a single look draws its selection in two segments (choosing early,
+#: :mod:`audit.allocation`).
 ENGINE_VERSION = "5"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
@@ -96,10 +97,10 @@ def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gam
 
 
 def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares,
-           early_choice: bool = True) -> Stage:
+           early_choice: bool = False) -> Stage:
     """A stage's allocation and budget: looks at ``fractions`` of its selection and certification
     draws with ``shares`` of the failure budget γ (one look with their sum when too few draws);
-    a single look chooses early if ``early_choice`` (:mod:`audit.allocation`)."""
+    a single look chooses early if ``early_choice`` (:mod:`audit.allocation`; the main audit only)."""
     training = training_draws(samples, output_dim, needs_training(statistic, output_dim))
     if training and not needs_training(statistic, output_dim, training):
         training = 0  # too few to learn from: they go to the other phases

@@ -88,12 +88,12 @@ def test_resumed_checkpoint_gives_the_same_report(tmp_path, ones_pair_1d):
     path = tmp_path / "audit.ckpt.npz"
     kwargs = dict(samples=3_000_000, seed=SEED, progress=False, accuracy=False, n_jobs=1)
     reference = run_audit(_Interruptible(None), ones_pair_1d, **kwargs)
-    # Mechanism calls (one per chunk and side): 2 probes, the quick look's 10 (training, pilot,
-    # selection in two segments as it chooses early, certification; not checkpointed), then the main audit's training 2, pilot 2,
+    # Mechanism calls (one per chunk and side): 2 probes, the quick look's 8 (training, pilot,
+    # selection, certification; not checkpointed), then the main audit's training 2, pilot 2,
     # first-look selection 2 and certification 2, second-look selection 2, and one chunk into the
     # last certification segment: interrupted there, with the earlier looks' counts on disk.
     with pytest.raises(KeyboardInterrupt):
-        run_audit(_Interruptible(2 + 10 + 2 + 2 + 2 + 2 + 2 + 1), ones_pair_1d, checkpoint=path, **kwargs)
+        run_audit(_Interruptible(2 + 8 + 2 + 2 + 2 + 2 + 2 + 1), ones_pair_1d, checkpoint=path, **kwargs)
     assert path.exists()
     with np.load(path) as saved:
         assert {"selection_counts_1", "certification_counts_0"} <= set(saved.files)
