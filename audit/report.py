@@ -133,7 +133,7 @@ def draws_text(draws: dict) -> str:
     if looks and looks.get("chose_early"):
         early = looks["chose_early"]
         stop += (f"; chose its events early, on {early['selection']:,} of {early['planned']:,} selection draws, "
-                 "the rest certifying")
+                 f"the rest certifying, the failure budget favouring {early['favoured']}")
     moved = ""
     if draws.get("certification_per_pair"):
         moved = ("; certification draws moved to the pairs with evidence: "

@@ -25,7 +25,8 @@ tests actually used:
   one for δ at the claim's ε, one for μ (two bounds each) and the trade-off band (four bounds per
   point: α_lo, α_hi, β_lo, β_hi);
 * a stage that *chooses early* (:mod:`audit.allocation`) and finds a slot predicted to refute the
-  claim moves to :data:`FAVOURED_SHARES`: 0.95γ to the headline family, 0.9 of it to that slot.
+  claim moves to :data:`FAVOURED_HEADLINE_SHARE` (0.95γ) for the headline family and
+  :data:`FAVOURED_SLOT_SHARE` (0.9) of it for that slot.
   The switch is decided on selection draws, before any certification draw, so the levels are
   fixed given it and still sum to γ (:meth:`Budget.favouring`).
 
@@ -80,9 +81,11 @@ OWN_SLOT_SHARE = 0.6
 #: others look at 1/4 and all of the main audit's selection and certification samples.
 LOOK_FRACTIONS = (1 / 16, 1 / 4, 1.0)
 LOOK_SHARES = (0.025, 0.075, 0.9)
-#: A budget favouring a slot predicted to refute the claim: the headline family's share of γ and
-#: the favoured slot's share of the family (the other slots split the rest).
-FAVOURED_SHARES = (0.95, 0.9)
+#: A budget favouring a slot predicted to refute the claim: the headline family's share of γ ...
+FAVOURED_HEADLINE_SHARE = 0.95
+#: ... and the favoured slot's share of the family (the other slots split the rest).  Both set once
+#: (a refuted claim needs its refutation most, its curves little), not tuned.
+FAVOURED_SLOT_SHARE = 0.9
 #: A headline event is tested jointly at this multiple of its per-bound level (its two bounds).
 JOINT_FACTOR = 2
 
@@ -102,7 +105,8 @@ class Budget:
     favoured: Optional[str] = None  # a slot predicted to refute the claim (see :meth:`favouring`)
 
     def favouring(self, slot: str) -> "Budget":
-        """The budget that spends on ``slot`` what a refutation needs: :data:`FAVOURED_SHARES`.
+        """The budget favouring ``slot``: :data:`FAVOURED_HEADLINE_SHARE` of γ to the headline
+        family and :data:`FAVOURED_SLOT_SHARE` of that to ``slot``.
         Chosen from selection draws only (:func:`predicted_to_refute`), before any certification
         draw, so the levels are fixed given the selection draws and still sum to γ: the
         union bound holds conditionally, hence unconditionally (data-driven weights from an
@@ -111,13 +115,13 @@ class Budget:
 
     @property
     def headline_share(self) -> float:
-        return FAVOURED_SHARES[0] if self.favoured else HEADLINE_SHARE
+        return FAVOURED_HEADLINE_SHARE if self.favoured else HEADLINE_SHARE
 
     def slot_share(self, slot: str) -> float:
         slots = self.headline_slots
         if len(slots) == 1:
             return 1.0
-        first, own = (self.favoured, FAVOURED_SHARES[1]) if self.favoured else (slots[0], OWN_SLOT_SHARE)
+        first, own = (self.favoured, FAVOURED_SLOT_SHARE) if self.favoured else (slots[0], OWN_SLOT_SHARE)
         return own if slot == first else (1.0 - own) / (len(slots) - 1)
 
     def headline_level_of(self, slot: str, look: int = -1) -> float:
@@ -303,7 +307,7 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                   for counts, size in zip(selection, sizes)]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
-    for slot in (slots or budget.headline_slots) if headline else ():
+    for slot in (budget.headline_slots if slots is None else slots) if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
         best = None

@@ -147,6 +147,7 @@ class Outcome:
     certification: list  # certification draws per pair and side, up to the stopping look
     violated: bool
     selection: int  # selection draws per pair and side the stopping look chose its events on
+    favoured: Optional[str] = None  # the slot the budget favoured after choosing early, if it did
 
 
 def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
@@ -191,7 +192,7 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                 certified = certify(events + curves, certification, binnings, claim, joint_tests=joint_tests)
             break
     return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated,
-                   selection[0].n)
+                   selection[0].n, budget.favoured)
 
 
 def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple[list, tuple, Budget]:
@@ -199,12 +200,11 @@ def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple
     events predict a refutation, the rest of the selection draws certify instead, at a budget
     favouring the refuting slot; otherwise the rest is drawn.  Returns the selection counts, the
     certification ends and the budget."""
-    moved = allocation.selection - allocation.early_choice
-    slot = predicted_to_refute(first, claim, budget, allocation.certification + moved)
+    slot = predicted_to_refute(first, claim, budget, allocation.early_certification)
     if slot is None:
         return run.histograms(Phase.SELECTION, segments, 1), allocation.certification_ends, budget
     bar.total -= 2 * len(first) * len(segments[0][1])  # the rest of the selection is never drawn
-    return first, (allocation.certification + moved,), budget.favouring(slot)
+    return first, (allocation.early_certification,), budget.favouring(slot)
 
 
 def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int) -> dict:
@@ -227,8 +227,9 @@ def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int)
     looks = {"look": look + 1 + (1 if passed else 0), "of": main.looks + (1 if quick is not None else 0),
              "planned": planned}
     looks["stopped_early"] = looks["look"] < looks["of"]
-    if outcome.selection < stage.allocation.selection_ends[look]:  # chose early (audit.allocation)
-        looks["chose_early"] = {"selection": outcome.selection, "planned": stage.allocation.selection}
+    if outcome.favoured is not None:  # chose early (audit.allocation)
+        looks["chose_early"] = {"selection": outcome.selection, "planned": stage.allocation.selection,
+                                "favoured": outcome.favoured}
     looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
     return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
 

@@ -228,14 +228,10 @@ def _use_early_choice(share: float) -> None:
 def _laplace_outcome(sensitivity: float, seed: int) -> tuple[bool, bool, float]:
     """Verdict VIOLATED, whether the audit chose early, and its certified ε, for the Laplace
     calibrated to ``sensitivity`` on the worst pair at StatDP's budget."""
-    from audit import stages
-
-    samples = STATDP_DRAWS // 2
     mechanism = LaplaceMechanism(epsilon=1.0, sensitivity=sensitivity)
-    report = run_audit(mechanism, [scenarios.counting(1).pairs[0]], claim=PureDP(1.0), samples=samples,
+    report = run_audit(mechanism, [scenarios.counting(1).pairs[0]], claim=PureDP(1.0), samples=STATDP_DRAWS // 2,
                        seed=seed, progress=False, accuracy=False)
-    planned = stages.plan_stages(samples, 1, "auto", PureDP(1.0), 1, 0.05, early_stopping=True)[1].allocation
-    early = report.draws["per_pair_per_side"]["selection"] < planned.selection
+    early = "chose_early" in report.draws["looks"]
     return report.verdict is Verdict.VIOLATED, early, report.pairs[0].epsilon_lower_bound
 
 
@@ -279,8 +275,8 @@ def _audit_split(samples: int) -> tuple[int, float, int, float]:
     level = JOINT_FACTOR * main.budget.headline_level_of(own)
     if not allocation.early_choice:
         return allocation.certification, level, 0, 0.0
-    early = allocation.certification + allocation.selection - allocation.early_choice
-    return allocation.certification, level, early, JOINT_FACTOR * main.budget.favouring(own).headline_level_of(own)
+    return (allocation.certification, level, allocation.early_certification,
+            JOINT_FACTOR * main.budget.favouring(own).headline_level_of(own))
 
 
 def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: float = 0.0) -> float:
