@@ -187,6 +187,7 @@ def _audit_once(kind: str, name: str, samples: int, seed: int, confidence: float
             "epsilon_lb": float(report.epsilon_lower_bound),
             "delta_lb": float(report.delta_lower_bound),
             "mu_lb": float(report.mu_lower_bound),
+            "chose_early": "chose_early" in (report.draws or {}).get("looks", {}),
             "wall_time_s": float(report.runtime["wall_time_s"]),
             "cpu_time_s": time.process_time() - cpu}
 
@@ -233,6 +234,7 @@ class ValidityRow:
     mean_epsilon_lb: float
     mean_mu_lb: float
     runs: tuple[dict, ...] = field(repr=False)
+    chose_early: int = 0  # runs that chose early (audit.allocation)
 
 
 @dataclass(frozen=True)
@@ -292,6 +294,9 @@ class StudyResult:
                 f"{'' if row.within_bound else ' ✗'} | {_fmt(row.coverage_epsilon, 3)} | "
                 f"{_fmt(row.coverage_delta, 3)} | {_fmt(row.coverage_mu, 3)} | "
                 f"{_fmt(row.mean_epsilon_lb)} | {_fmt(row.mean_mu_lb)} |")
+        if any(row.chose_early for row in self.validity):
+            lines += ["", "Runs that chose early (`audit.allocation`): " + ", ".join(
+                f"{row.mechanism} {row.chose_early}/{len(row.runs)}" for row in self.validity) + "."]
         if not self.power:
             lines += ["", "Power: not measured in this run (`--faulty` named no faulty mechanism)."]
         else:
@@ -457,7 +462,7 @@ def _validity_row(case: str, results: list[dict], samples: int, confidence: floa
         coverage_delta=_covered(column("delta_lb"), truth["exact_delta"]),
         coverage_mu=_covered(column("mu_lb"), truth["exact_mu"]),
         mean_epsilon_lb=float(np.mean(column("epsilon_lb"))), mean_mu_lb=float(np.mean(column("mu_lb"))),
-        runs=tuple(results))
+        runs=tuple(results), chose_early=int(sum(r.get("chose_early", False) for r in results)))
 
 
 def _power_row(case: str, results: list[dict], default_samples: int, grid: list[GridPoint]) -> PowerRow:
