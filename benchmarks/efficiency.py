@@ -188,28 +188,35 @@ def _share_case_detected(case: tuple, seed: int) -> bool:
     return report.verdict is Verdict.VIOLATED
 
 
-def _use_selection_share(share: float) -> None:
-    """Pool initializer: this worker's audits choose events on ``share`` of their draws."""
+def _set_allocation(name: str, value: float) -> None:
+    """Pool initializer: this worker's audits run with ``audit.allocation.<name> = value``."""
     from audit import allocation
 
-    allocation.SELECTION_SHARE = share
+    setattr(allocation, name, value)
+
+
+def _what_if(name: str, value: float, function, arguments: list, n_jobs: int) -> list:
+    """``function(*a)`` for every ``a`` in ``arguments``, in a pool of freshly spawned workers whose
+    ``audit.allocation.<name>`` is ``value``, so this process keeps its defaults."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(n_jobs, _set_allocation, (name, value)) as pool:
+        results = pool.starmap(function, arguments, chunksize=10)
+        pool.close()  # let the workers exit cleanly (terminating them leaks their semaphores)
+        pool.join()
+    return results
 
 
 def selection_shares(runs: int, n_jobs: int) -> list[dict]:
     """Detection against the share of the draws that chooses the events
     (:data:`audit.allocation.SELECTION_SHARE`), for the small-budget Laplace and three literature
-    mechanisms whose best event is harder to find.  A what-if: each share is set by the
-    initializer of a pool of freshly spawned workers, so this process keeps the default."""
-    import multiprocessing
-
+    mechanisms whose best event is harder to find.  A what-if (:func:`_what_if`)."""
     rows = []
     for case in SHARE_CASES:
         row = {"case": case[0], "samples": case[2], "runs": runs, "detection": {}}
         for share in SELECTION_SHARES:
-            with multiprocessing.get_context("spawn").Pool(n_jobs, _use_selection_share, (share,)) as pool:
-                hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)])
-                pool.close()  # let the workers exit cleanly (terminating them leaks their semaphores)
-                pool.join()
+            hits = _what_if("SELECTION_SHARE", share, _share_case_detected,
+                            [(case, 9000 + r) for r in range(runs)], n_jobs)
             row["detection"][str(share)] = float(np.mean(hits))
         rows.append(row)
     return rows
@@ -217,14 +224,6 @@ def selection_shares(runs: int, n_jobs: int) -> list[dict]:
 
 #: Study 5's first seed: seeds no study used while choosing early was designed (those were 5000–8999).
 CHOOSING_SEEDS = 100_000
-
-
-def _use_early_choice(share: float) -> None:
-    """Pool initializer: this worker's audits choose early after ``share`` of their selection
-    draws (0: never)."""
-    from audit import allocation
-
-    allocation.EARLY_CHOICE_SHARE = share
 
 
 def _laplace_outcome(sensitivity: float, seed: int) -> tuple[bool, bool, float]:
@@ -238,20 +237,16 @@ def _laplace_outcome(sensitivity: float, seed: int) -> tuple[bool, bool, float]:
 
 
 def choosing_early(runs: int, n_jobs: int) -> list[dict]:
-    """Study 5: with and without choosing early, on the mis-sensitised and the right Laplace."""
-    import multiprocessing
-
+    """Study 5: with and without choosing early (``EARLY_CHOICE_SHARE`` 0 in :func:`_what_if`), on
+    the mis-sensitised and the right Laplace."""
     from audit import allocation, cp_interval
 
     rows = []
     for label, share in (("choosing early (default)", allocation.EARLY_CHOICE_SHARE), ("without", 0.0)):
         row = {"setting": label, "share": share, "runs": runs}
         for key, sensitivity in (("violation", 0.5), ("exact_claim", 1.0)):
-            with multiprocessing.get_context("spawn").Pool(n_jobs, _use_early_choice, (share,)) as pool:
-                outcomes = pool.starmap(_laplace_outcome, [(sensitivity, CHOOSING_SEEDS + r) for r in range(runs)],
-                                        chunksize=20)
-                pool.close()
-                pool.join()
+            outcomes = _what_if("EARLY_CHOICE_SHARE", share, _laplace_outcome,
+                                [(sensitivity, CHOOSING_SEEDS + r) for r in range(runs)], n_jobs)
             violated = sum(o[0] for o in outcomes)
             interval = cp_interval(violated, runs, 0.95)
             row[key] = {"violated": violated, "interval": [interval.low, interval.high],
@@ -271,18 +266,14 @@ HARD_CASES = (
 
 def choosing_early_hard(runs: int, n_jobs: int) -> list[dict]:
     """Study 6: detection with and without choosing early on :data:`HARD_CASES`."""
-    import multiprocessing
-
     from audit import allocation
 
     rows = []
     for case in HARD_CASES:
         row = {"case": case[0], "samples": case[2], "runs": runs, "detection": {}}
         for label, share in (("with", allocation.EARLY_CHOICE_SHARE), ("without", 0.0)):
-            with multiprocessing.get_context("spawn").Pool(n_jobs, _use_early_choice, (share,)) as pool:
-                hits = pool.starmap(_share_case_detected, [(case, 9000 + r) for r in range(runs)], chunksize=10)
-                pool.close()
-                pool.join()
+            hits = _what_if("EARLY_CHOICE_SHARE", share, _share_case_detected,
+                            [(case, 9000 + r) for r in range(runs)], n_jobs)
             row["detection"][label] = float(np.mean(hits))
         rows.append(row)
     return rows
