@@ -116,10 +116,9 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
         of ``samples``, then after 1/4 and all of the main audit's selection and certification
         draws.  Under about 5,000 ``samples`` there is no quick look (its share of the failure
         budget goes to the next look), and under a few hundred a single look, which *chooses
-        early*: if the events chosen on
-        the first 40% of its selection draws already predict a refutation, the rest of those
-        draws go to certification and the failure budget to the refuting quantity
-        (:mod:`audit.allocation`).
+        early*: if the events chosen on the first 40% of its selection draws already predict a
+        refutation, the rest of those draws go to certification and the failure budget to the
+        refuting quantity (:mod:`audit.allocation`).
 
     Returns
     -------
