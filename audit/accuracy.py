@@ -30,8 +30,8 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
+from mechanisms.validation import check_int, check_open_unit, check_seed
 
 from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import ConfidenceInterval, cp_interval, cp_lower

@@ -50,10 +50,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
 from mechanisms.claims import Claim, GaussianDP
-from mechanisms.gaussian import FrozenParameters
+from mechanisms.parameters import FrozenParameters
+from mechanisms.validation import check_int, check_open_unit, check_seed
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state

@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from mechanisms._validation import check_int, check_open_unit
+from mechanisms.validation import check_int, check_open_unit
 
 __all__ = ["OneRunResult", "one_run_p_value", "one_run_epsilon", "one_run_audit", "EPSILON_STEP"]
 

@@ -7,13 +7,13 @@ C = 1, δ = 1e-3, n = 50; accountant ε = 4.481) and prints four tables:
 1. **Tightness.**  The every-update gradient-canary audit (small configuration, and DPSGD's defaults
    at δ = 1e-5) with :class:`ProjectionSum`, next to the
    single-best-event limit of that statistic at the same number of runs, computed from its exact
-   law (:func:`mechanisms.dpsgd_canary.projection_sum_survival`, a finite mixture of Gaussians: the
+   law (:func:`mechanisms.dpsgd.canary.projection_sum_survival`, a finite mixture of Gaussians: the
    limit of :mod:`benchmarks.limits` needs no integration or Monte Carlo), the accountant's ε and
    the exact ε bracket.  The likelihood-ratio score is audited too (its limit is not computed).
    These audits run without early stopping: the limit is that of a single look.
 2. **Faulty trainers** (:data:`scenarios.faulty_cases.FAULTY_TRAINERS`) and the correct trainer, each
    audited at a stated number of runs against its accountant's claim.  Shuffling is audited on its
-   crafted training set (every other gradient −C·u, :mod:`mechanisms.dpsgd_shuffle`) with the
+   crafted training set (every other gradient −C·u, :mod:`mechanisms.dpsgd.shuffle`) with the
    shuffled pair's likelihood ratio, beside the correct (Poisson) trainer on the same data with the
    same statistic.  The black-box input canary (final loss only) is audited with the engine's
    default statistic.
@@ -50,8 +50,8 @@ from audit import run_audit
 from audit.one_run import one_run_audit
 from audit.selection import Budget, headline_slots
 from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
-from mechanisms.dpsgd_accounting import poisson_gaussian_epsilon
-from mechanisms.dpsgd_canary import InputCanary, projection_sum_survival
+from mechanisms.dpsgd.accounting import poisson_gaussian_epsilon
+from mechanisms.dpsgd.canary import InputCanary, projection_sum_survival
 from scenarios.faulty_cases import FAULTY_TRAINERS
 
 from .limits import single_threshold_limit

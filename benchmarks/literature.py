@@ -4,7 +4,7 @@
 2·10⁶ and 2·10⁷ samples per pair and side in total (``--samples`` changes that) and writes
 ``literature.md`` (the table README quotes) and ``literature.json`` (every figure) to ``--out``.
 
-Columns: the claim; what is known of the true ε (:class:`mechanisms.literature_base.LiteratureTruth`);
+Columns: the claim; what is known of the true ε (:class:`mechanisms.literature.base.LiteratureTruth`);
 the exact ε on the audited pair where it is computable (``pair_epsilon``: the most any auditor can
 certify on that pair); DP-Sniper's published 90% lower bounds with logistic regression and with
 the MLP and their wall seconds (Bichsel et al., S&P 2021; ``reference/published_dpsniper_sp2021.csv``);
@@ -167,7 +167,7 @@ def _audit(spec, samples: int, jobs: int, statistic: Optional[str]) -> dict:
 
 def pattern_scenario(stem: str, spec) -> Any:
     """All of StatDP's input patterns on DP-Sniper's domain for this mechanism (vouched pairs)."""
-    from mechanisms.literature_base import statdp_patterns
+    from mechanisms.literature.base import statdp_patterns
 
     component_wise, low, high = PATTERN_DOMAINS.get(stem, (True, -10, 10))
     pairs = statdp_patterns(spec.mechanism.input_dim, component_wise, low, high)

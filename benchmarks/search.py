@@ -1,6 +1,6 @@
 """The pair search against the known worst pair, its validity, and its cost (issue 13).
 
-**Tightness.**  For each example of :mod:`mechanisms.search_examples` (worst pair not the obvious
+**Tightness.**  For each example of :mod:`mechanisms.zoo.search_examples` (worst pair not the obvious
 one) the benchmark audits the true, tight claim twice at the same certification samples and seed:
 once on the known worst pair (``mechanism.worst_pair()``), once with ``scenarios.search`` from
 the domain alone.  It prints the claim-relevant certified bound of each and their ratio (target
@@ -40,7 +40,7 @@ from audit import Verdict, cp_interval, run_audit
 from audit.search import run_search
 from mechanisms import ApproxDP, GaussianDP, PureDP
 from mechanisms.base import mechanism_name
-from mechanisms.search_examples import ClippedBoxMean, ExponentialMedian, ThresholdHistogram
+from mechanisms.zoo.search_examples import ClippedBoxMean, ExponentialMedian, ThresholdHistogram
 from scenarios import domains
 
 __all__ = ["CASES", "tightness_rows", "validity_row", "timing_row", "main"]

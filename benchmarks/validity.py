@@ -51,8 +51,8 @@ from audit import Verdict, cp_interval, run_audit
 from audit.report import jsonable
 from mechanisms import (Composition, CorrelatedGaussianMechanism, GaussianMechanism, LaplaceMechanism,
                         TruncatedLaplaceMechanism)
-from mechanisms._validation import check_int, check_open_unit
-from mechanisms.faulty import exact_truth
+from mechanisms.validation import check_int, check_open_unit
+from mechanisms.zoo.faulty import exact_truth
 from scenarios.faulty_cases import FAULTY_MECHANISMS
 
 __all__ = ["REFERENCE_CASES", "FULL", "QUICK", "ValidityRow", "PowerRow", "GridPoint", "StudyResult",

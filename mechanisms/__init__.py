@@ -4,8 +4,15 @@ Every mechanism follows the protocol of :mod:`mechanisms.base`: a callable
 ``mechanism(dataset, size, rng) -> (size, k) float64 array``.  The reference mechanisms also
 carry the privacy they ``claim`` and the exact truth (privacy profile, ε(δ), trade-off curve,
 μ where Gaussian-shaped) so that audits can say how tight both the claim and the audit are.
+
+The reference mechanisms are the flat modules of this package (exported below).  Beside them:
+:mod:`mechanisms.dpsgd` (DP-SGD as a mechanism), :mod:`mechanisms.literature` (the DP-testing
+literature's benchmark mechanisms), :mod:`mechanisms.zoo` (deliberately broken mechanisms and
+search examples), :mod:`mechanisms.adapters` (third-party libraries under audit), and the shared
+helpers :mod:`mechanisms.parameters` and :mod:`mechanisms.validation`.
 """
 
+from . import _moved
 from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
 from .claims import ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP
 from .composition import Composition
@@ -19,6 +26,10 @@ from .gaussian import CalibrationWarning, GaussianMechanism
 from .grouped import GroupedCorrelatedGaussianMechanism
 from .laplace import LaplaceMechanism
 from .truncated_laplace import TruncatedLaplaceMechanism
+
+# The old paths of modules that moved into dpsgd/, literature/ and zoo/ stay importable as
+# aliases of the new modules, with a DeprecationWarning naming the new path (mechanisms/_moved.py).
+_moved.install()
 
 #: Reference mechanisms by the name scenario files use.
 REFERENCE_MECHANISMS = {

@@ -15,9 +15,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from ._validation import check_finite_positive, check_open_unit
 from .calibration import CALIBRATIONS, outside_proven_range
 from .gaussian import CalibrationWarning, GaussianMechanism
+from .validation import check_finite_positive, check_open_unit
 
 __all__ = ["CalibrationRow", "calibration_table", "format_table", "main",
            "DEFAULT_EPSILONS", "DEFAULT_DELTAS"]

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_dataset, check_size
 from .base import ReferenceMechanism
 from .claims import as_relation
-from .gaussian import FrozenParameters
+from .parameters import FrozenParameters
+from .validation import check_dataset, check_size
 
 __all__ = ["count", "CountCategoryMechanism", "CountNoiseMechanism"]
 

@@ -26,9 +26,9 @@ from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from ._validation import check_dataset, check_size
 from .claims import Claim, Relation, as_relation
 from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
+from .validation import check_dataset, check_size
 
 __all__ = ["Mechanism", "ReferenceMechanism", "GaussianShapedMechanism", "mechanism_name"]
 

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 from scipy import optimize, special
 
-from ._validation import check_choice, check_finite_positive, check_open_unit
+from .validation import check_choice, check_finite_positive, check_open_unit
 
 __all__ = [
     "CALIBRATIONS",

@@ -22,10 +22,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._validation import check_finite_positive, check_open_unit
 from .conversions import (epsilon_grid, profile_epsilon, profile_tradeoff, rdp_to_delta,
                           zcdp_to_delta)
 from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
+from .validation import check_finite_positive, check_open_unit
 
 __all__ = ["Relation", "Claim", "approx_tradeoff", "ApproxDP", "PureDP", "GaussianDP", "ZCDP", "RenyiDP",
            "ProfileClaim", "as_relation", "claim_from_dict"]

@@ -23,10 +23,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._validation import check_int, check_open_unit, check_size
 from .base import GaussianShapedMechanism, ReferenceMechanism, mechanism_name
 from .claims import ApproxDP, Claim, GaussianDP, PureDP, Relation, as_relation
-from .gaussian import FrozenParameters
+from .parameters import FrozenParameters
+from .validation import check_int, check_open_unit, check_size
 
 __all__ = ["Composition", "GaussianComposition", "compose_claim"]
 

@@ -44,9 +44,9 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 from scipy import optimize, special
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_open_unit
 from .base import GaussianShapedMechanism
 from .claims import GaussianDP, Relation, as_relation
+from .validation import check_dataset, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["CorrelatedGaussianMechanism"]
 

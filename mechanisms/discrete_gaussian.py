@@ -32,11 +32,11 @@ import numpy as np
 from scipy import optimize, special
 
 from ._counting import CountNoiseMechanism
-from ._validation import check_epsilon_delta, check_finite_positive, check_int, check_open_unit
 from .claims import ZCDP, ApproxDP, as_relation
 from .exact_sampling import MAX_DENOMINATOR, check_gaussian_denominator, discrete_gaussian
 from .finite_pair import pair_tradeoff
 from .laplace import _check_delta_closed, _check_epsilons
+from .validation import check_epsilon_delta, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["DiscreteGaussianMechanism", "discrete_gaussian_profile", "discrete_gaussian_epsilon"]
 

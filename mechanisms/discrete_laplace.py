@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from ._counting import CountNoiseMechanism
-from ._validation import check_finite_positive, check_int, check_open_unit
 from .claims import PureDP, as_relation
 from .exact_sampling import MAX_DENOMINATOR, discrete_laplace
 from .laplace import _check_delta_closed, _check_epsilons
+from .validation import check_finite_positive, check_int, check_open_unit
 
 __all__ = ["DiscreteLaplaceMechanism", "discrete_laplace_max_error"]
 

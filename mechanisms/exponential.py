@@ -26,11 +26,11 @@ import numpy as np
 from scipy import special
 
 from ._counting import CountCategoryMechanism, count
-from ._validation import check_finite_positive
 from .claims import PureDP, as_relation
 from .finite_pair import max_loss, pair_epsilon, pair_profile, pair_tradeoff
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
+from .parameters import FrozenParameters
+from .validation import check_finite_positive
 
 __all__ = ["ExponentialMechanism"]
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_choice, check_finite_positive
 from .claims import PureDP
+from .validation import check_choice, check_finite_positive
 
 __all__ = ["NaiveLaplace", "SnappingLaplace", "NAIVE_VARIANTS"]
 

@@ -16,12 +16,13 @@ from typing import Any, Optional
 import numpy as np
 from scipy import special
 
-from ._validation import check_choice, check_dataset, check_finite_positive, check_int, check_open_unit
 from .base import GaussianShapedMechanism
 from .calibration import CALIBRATIONS, calibrate_sigma, outside_proven_range
 from .claims import ApproxDP, GaussianDP, Relation, as_relation
+from .parameters import FrozenParameters
+from .validation import check_choice, check_dataset, check_finite_positive, check_int, check_open_unit
 
-__all__ = ["CalibrationWarning", "FrozenParameters", "GaussianMechanism", "gaussian_max_error"]
+__all__ = ["CalibrationWarning", "GaussianMechanism", "gaussian_max_error"]
 
 #: ``calibration`` value recorded when σ is given explicitly.
 EXPLICIT = "explicit"
@@ -45,39 +46,6 @@ def gaussian_max_error(sigma: float, alpha: float, k: int = 1) -> float:
     """
     q = -math.expm1(math.log1p(-alpha) / k)
     return float(-sigma * special.ndtri(q / 2.0))
-
-
-class FrozenParameters:
-    """Mixin: immutable after construction; ``repr``, ``==`` and ``hash`` from the parameters.
-
-    The reference mechanisms derive attributes (σ, the default sensitivity, the claim) from
-    their parameters, so they are not dataclasses: ``dataclasses.replace`` would carry a
-    derived σ over to new parameters and silently under-noise.  Subclasses call
-    :meth:`_freeze` with their constructor arguments at the end of ``__init__``.
-    """
-
-    _params: tuple[tuple[str, Any], ...]
-
-    def _freeze(self, **params: Any) -> None:
-        object.__setattr__(self, "_params", tuple(params.items()))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if "_params" in self.__dict__:
-            raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._params == other._params  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self).__qualname__, self._params))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{key}={value!r}" for key, value in self._params)
-        return f"{type(self).__name__}({args})"
 
 
 class GaussianMechanism(FrozenParameters, GaussianShapedMechanism):

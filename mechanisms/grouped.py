@@ -52,7 +52,10 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._validation import (
+from .base import GaussianShapedMechanism
+from .claims import GaussianDP, Relation, as_relation
+from .correlated import solve_error_bound
+from .validation import (
     check_choice,
     check_dataset,
     check_finite_positive,
@@ -60,9 +63,6 @@ from ._validation import (
     check_open_unit,
     check_size,
 )
-from .base import GaussianShapedMechanism
-from .claims import GaussianDP, Relation, as_relation
-from .correlated import solve_error_bound
 
 __all__ = ["GroupedCorrelatedGaussianMechanism"]
 

@@ -24,10 +24,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_open_unit
 from .base import ReferenceMechanism
 from .claims import PureDP, as_relation
-from .gaussian import FrozenParameters
+from .parameters import FrozenParameters
+from .validation import check_dataset, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["LaplaceMechanism", "laplace_max_error"]
 

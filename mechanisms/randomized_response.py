@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from ._counting import CountCategoryMechanism, count
-from ._validation import check_finite_positive, check_int
 from .claims import PureDP, as_relation
 from .finite_pair import pair_tradeoff
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
+from .parameters import FrozenParameters
+from .validation import check_finite_positive, check_int
 
 __all__ = ["RandomizedResponse"]
 

@@ -38,11 +38,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._validation import check_dataset, check_epsilon_delta, check_finite_positive, check_int
 from .claims import ApproxDP, ProfileClaim, Relation, as_relation
 from .conversions import epsilon_grid, profile_tradeoff
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
+from .parameters import FrozenParameters
+from .validation import check_dataset, check_epsilon_delta, check_finite_positive, check_int
 
 __all__ = ["PoissonSubsampledGaussian", "VALUE_DISCRETIZATION"]
 

@@ -29,11 +29,11 @@ from typing import Any, Optional
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_open_unit
 from .base import ReferenceMechanism
 from .claims import ApproxDP, as_relation
-from .gaussian import FrozenParameters
 from .laplace import _check_delta_closed, _check_epsilons
+from .parameters import FrozenParameters
+from .validation import check_dataset, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["TruncatedLaplaceMechanism", "geng_bound"]
 

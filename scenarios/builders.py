@@ -45,8 +45,8 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from mechanisms._validation import check_choice, check_int
 from mechanisms.claims import Relation, as_relation
+from mechanisms.validation import check_choice, check_int
 
 from .scenario import Domain, NeighborPair, Scenario
 

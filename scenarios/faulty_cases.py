@@ -1,11 +1,11 @@
 """The zoo of faulty mechanisms, each paired with the neighbouring datasets that expose it.
 
 :data:`FAULTY_MECHANISMS` maps a name to a :class:`FaultyCase`, a zero-argument factory of
-``(mechanism, scenario)``: the mechanism (from :mod:`mechanisms.faulty`) carries the claim its
+``(mechanism, scenario)``: the mechanism (from :mod:`mechanisms.zoo.faulty`) carries the claim its
 author would state and the exact truth that contradicts it; the scenario holds the worst-case
 pairs under the claim's relation.  The registry lives here, one layer above the mechanisms, so
 that :mod:`mechanisms` never imports :mod:`scenarios` (layers reach down only).  See
-:mod:`mechanisms.faulty` for each mistake and its exact truth.
+:mod:`mechanisms.zoo.faulty` for each mistake and its exact truth.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms._validation import check_finite_positive, check_int, check_open_unit
 from mechanisms.correlated import CorrelatedGaussianMechanism
-from mechanisms.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism
 from mechanisms.gaussian import CalibrationWarning, GaussianMechanism
 from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
-
-from mechanisms import faulty_discrete
+from mechanisms.validation import check_finite_positive, check_int, check_open_unit
+from mechanisms.zoo import faulty_discrete
+from mechanisms.zoo.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism
 
 from . import builders
 from .scenario import from_pairs
@@ -109,7 +108,7 @@ class FaultyCase:
 
 # -- issue 16 factories ------------------------------------------------------------------------------------
 def subsampled_wrong_relation(noise_multiplier: float = 1.0, sampling_probability: float = 0.3):
-    """:class:`~mechanisms.faulty_discrete.WrongRelationSubsampledGaussian` on the replacement pair {x = 1} vs {x = 0}."""
+    """:class:`~mechanisms.zoo.faulty_discrete.WrongRelationSubsampledGaussian` on the replacement pair {x = 1} vs {x = 0}."""
     mechanism = faulty_discrete.WrongRelationSubsampledGaussian(noise_multiplier, sampling_probability)
     return mechanism, builders.counting(1, n=1, relation="replace")
 
@@ -146,7 +145,7 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
                truncated_laplace_half_bound),
     FaultyCase("laplace-per-query", PerQueryLaplaceMechanism.fault + " (k = 4, ε = 0.5)",
                laplace_per_query),
-    # issue 16: discrete, categorical and subsampled mechanisms (see mechanisms.faulty_discrete)
+    # issue 16: discrete, categorical and subsampled mechanisms (see mechanisms.zoo.faulty_discrete)
     FaultyCase("subsampled-wrong-relation", faulty_discrete.WrongRelationSubsampledGaussian.fault,
                subsampled_wrong_relation),
     FaultyCase("rounded-gaussian-real-query", faulty_discrete.RoundedGaussianFractionalView.fault,
@@ -177,7 +176,7 @@ def dpsgd_batch_clipping():
     **unknown** (it depends on the data's batch sums; the accountant at noise multiplier σ/2 bounds
     it from above).
     """
-    from mechanisms.dpsgd_canary import GradientCanary
+    from mechanisms.dpsgd.canary import GradientCanary
 
     return _dpsgd(clipping="batch", canary=GradientCanary("opposing"))
 
@@ -199,7 +198,7 @@ def dpsgd_shuffling(background: float = -1.0):
     put the added canary in exactly one batch per epoch, where it takes the slot of a known example
     (shift (1 − g)C = 2C at g = −1), and lengthen batch 0 by one known example (shift gC = −C):
     per epoch y ~ N(0, σ²I) without it and Σ_J P(J) N(d_J, σ²I) with it
-    (:mod:`mechanisms.dpsgd_shuffle`).  Under Poisson sampling the same data set meets the claim.
+    (:mod:`mechanisms.dpsgd.shuffle`).  Under Poisson sampling the same data set meets the claim.
     At the small configuration (q = 0.5, σ = 1, T = 4, δ = 1e-3; claim ε = 4.481) the pair's
     ε(1e-3), which is the trainer's (nothing else moves any coordinate), is at least 11.21 (exact
     quadrature of a rounded view: a lower bound), and at least 7.63 from closed-form threshold

@@ -9,7 +9,7 @@ matters.  Two relations are supported (Dwork & Roth 2014, §2.3; GROUND_TRUTH §
 - ``"replace"``: same size n ≥ 1, and the multisets differ in exactly one row on each side.
 
 Identical datasets are neighbours under neither relation.  A one-dimensional array is read as a
-single column (n rows, d = 1), the same convention as :func:`mechanisms._validation.check_dataset`.
+single column (n rows, d = 1), the same convention as :func:`mechanisms.validation.check_dataset`.
 
 The comparison is vectorized: the rows of both datasets are sorted lexicographically together
 (:func:`numpy.lexsort`) and counted per distinct row, so the cost is O(d (n + n') log(n + n'))

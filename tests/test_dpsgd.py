@@ -10,9 +10,9 @@ from scipy import integrate, stats
 import scenarios
 from audit import run_audit
 from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
-from mechanisms.dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
-from mechanisms.dpsgd_canary import GradientCanary, InputCanary, projection_sum_survival
-from mechanisms.faulty import exact_truth
+from mechanisms.dpsgd.accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
+from mechanisms.dpsgd.canary import GradientCanary, InputCanary, projection_sum_survival
+from mechanisms.zoo.faulty import exact_truth
 from scenarios.faulty_cases import FAULTY_TRAINERS, FaultyTrainer
 
 SEED = 20261123
@@ -216,8 +216,8 @@ def test_single_event_limit_is_below_the_truth_and_grows_with_runs():
     assert 0 < small < large < mechanism.epsilon_for_delta(mechanism.delta)
 
 
-# -- shuffled batches (mechanisms.dpsgd_shuffle) -------------------------------------------------
-from mechanisms.dpsgd_shuffle import ShuffledCanaryPair, batch_sizes  # noqa: E402
+# -- shuffled batches (mechanisms.dpsgd.shuffle) -------------------------------------------------
+from mechanisms.dpsgd.shuffle import ShuffledCanaryPair, batch_sizes  # noqa: E402
 
 
 @pytest.mark.parametrize("background", [None, -1.0, 0.5])
@@ -321,8 +321,8 @@ def test_shuffling_is_refuted_and_poisson_is_not_on_the_crafted_data_set():
     assert _audit(poisson, 20_000, SEED, statistic).verdict.value == "NOT_REFUTED"
 
 
-# -- the one-hidden-layer network (mechanisms.dpsgd_mlp) -----------------------------------------
-from mechanisms.dpsgd_mlp import OneHiddenLayer  # noqa: E402
+# -- the one-hidden-layer network (mechanisms.dpsgd.mlp) -----------------------------------------
+from mechanisms.dpsgd.mlp import OneHiddenLayer  # noqa: E402
 
 
 def test_network_gradients_match_finite_differences_and_clip_to_c():

@@ -18,8 +18,8 @@ from dp_accounting.pld import privacy_loss_distribution
 from scipy import integrate
 
 from mechanisms import CorrelatedGaussianMechanism, GaussianDP
-from mechanisms.faulty import (HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism, exact_truth,
-                               laplace_product_profile)
+from mechanisms.zoo.faulty import (HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism, exact_truth,
+                                   laplace_product_profile)
 from scenarios.faulty_cases import FAULTY_MECHANISMS, FaultyCase
 from mechanisms.truncated_laplace import geng_bound
 

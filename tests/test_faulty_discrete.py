@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from audit import Verdict, run_audit
-from mechanisms.faulty import exact_truth
+from mechanisms.zoo.faulty import exact_truth
 from scenarios.faulty_cases import FAULTY_MECHANISMS
-from mechanisms.faulty_discrete import RoundedGaussianRealQuery
 from mechanisms.randomized_response import RandomizedResponse
 from mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
+from mechanisms.zoo.faulty_discrete import RoundedGaussianRealQuery
 
 pytest.importorskip("dp_accounting")
 

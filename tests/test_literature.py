@@ -21,8 +21,8 @@ from mechanisms.literature import (LaplaceParallel, LiteratureLaplace, NoisyHist
                                    OneTimeRappor, PrefixSum, Rappor, ReportNoisyMax1,
                                    ReportNoisyMax2, ReportNoisyMax3, ReportNoisyMax4,
                                    TruncatedGeometric, murmur3_32)
-from mechanisms.literature_base import LiteratureMechanism, TruthKind
-from mechanisms.literature_svt import (NumericalSVT, SparseVectorTechnique1, SparseVectorTechnique2,
+from mechanisms.literature.base import LiteratureMechanism, TruthKind
+from mechanisms.literature.svt import (NumericalSVT, SparseVectorTechnique1, SparseVectorTechnique2,
                                        SparseVectorTechnique3, SparseVectorTechnique4,
                                        SparseVectorTechnique5, SparseVectorTechnique6, SVT34Parallel)
 
@@ -339,7 +339,7 @@ def test_report_noisy_max_index_never_exceeds_epsilon_on_random_neighbours(mecha
 def test_statdp_patterns_match_the_published_witnesses():
     """Every DP-Sniper witness in the suite files is one of StatDP's patterns (in one order)."""
     from benchmarks.literature import PATTERN_DOMAINS
-    from mechanisms.literature_base import statdp_patterns
+    from mechanisms.literature.base import statdp_patterns
 
     for path in scenarios.bundled_suite("literature"):
         spec = scenarios.load(path)

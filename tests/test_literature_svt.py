@@ -1,4 +1,4 @@
-"""Sparse vector variants (mechanisms.literature_svt): samplers against quadrature, and the truths.
+"""Sparse vector variants (mechanisms.literature.svt): samplers against quadrature, and the truths.
 
 Monte Carlo checks allow Z = 5 standard deviations plus one count (CLT: a correct formula fails
 one check with probability below 6e-7).
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from mechanisms.literature_svt import (ABOVE, BELOW, HALTED, SVT4_WITNESS, SVT6_PATTERN, SVT6_WITNESS,
+from mechanisms.literature.svt import (ABOVE, BELOW, HALTED, SVT4_WITNESS, SVT6_PATTERN, SVT6_WITNESS,
                                        NumericalSVT, SparseVectorTechnique1, SparseVectorTechnique2,
                                        SparseVectorTechnique3, SparseVectorTechnique4,
                                        SparseVectorTechnique5, SparseVectorTechnique6, SVT34Parallel,

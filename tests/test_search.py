@@ -10,7 +10,7 @@ from audit import Verdict, run_audit
 from audit.sampling import Phase, chunk_rng
 from audit.search import _exploration_rng, score_candidate
 from mechanisms import PureDP
-from mechanisms.search_examples import ExponentialMedian, ThresholdHistogram
+from mechanisms.zoo.search_examples import ExponentialMedian, ThresholdHistogram
 from scenarios import domains
 
 SEED = 20261123
@@ -115,7 +115,7 @@ def test_answer_vectors_are_checked_and_an_understated_sensitivity_is_refuted():
 SEARCH_FILE = """
 name = "median-search"
 [mechanism]
-callable = "mechanisms.search_examples:ExponentialMedian"
+callable = "mechanisms.zoo.search_examples:ExponentialMedian"
 epsilon = 2.0
 top = 5
 max_size = 4
@@ -166,7 +166,7 @@ def test_exhausted_domain_reports_fewer_candidates():
 
 def test_replace_relation_end_to_end():
     from mechanisms import GaussianDP
-    from mechanisms.search_examples import ClippedBoxMean
+    from mechanisms.zoo.search_examples import ClippedBoxMean
 
     mechanism = ClippedBoxMean([-3, -1], [1, 2], n=2, sigma=2.0, relation="replace")
     spec = scenarios.search(domains.Box([-3, -1], [1, 2], n=2), "replace", budget=30, explore_samples=5_000)

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import scenarios
-from mechanisms.search_examples import ClippedBoxMean, ExponentialMedian, ThresholdHistogram
+from mechanisms.zoo.search_examples import ClippedBoxMean, ExponentialMedian, ThresholdHistogram
 from scenarios import domains
 from scenarios.search import is_valid, mutate, random_candidates, structured_candidates
 

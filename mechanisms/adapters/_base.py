@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_dataset, check_size
+from ..validation import check_dataset, check_size
 from ._truth import ReferenceTruth
 
 __all__ = ["CountingAdapter"]

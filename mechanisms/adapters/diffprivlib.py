@@ -61,11 +61,11 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .._validation import check_choice, check_finite_positive, check_open_unit
 from ..claims import ApproxDP, Claim, PureDP, Relation, as_relation
 from ..gaussian import GaussianMechanism
 from ..laplace import LaplaceMechanism
 from ..truncated_laplace import TruncatedLaplaceMechanism
+from ..validation import check_choice, check_finite_positive, check_open_unit
 from ._base import CountingAdapter
 from ._extra import require
 

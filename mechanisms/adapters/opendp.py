@@ -42,10 +42,10 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .._validation import check_finite_positive, check_int, check_open_unit
 from ..claims import ApproxDP, Claim, PureDP, Relation, as_relation
 from ..gaussian import GaussianMechanism
 from ..laplace import LaplaceMechanism
+from ..validation import check_finite_positive, check_int, check_open_unit
 from ._base import CountingAdapter
 from ._extra import require
 

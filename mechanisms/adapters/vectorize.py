@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .._validation import check_int, check_size
 from ..claims import Claim
+from ..validation import check_int, check_size
 from ._truth import ReferenceTruth
 
 __all__ = ["VectorizedMechanism", "vectorize"]

@@ -46,8 +46,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 from scipy import optimize
 
-from .correlated import CorrelatedGaussianMechanism
-from .laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
+from ..correlated import CorrelatedGaussianMechanism
+from ..laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
 
 __all__ = [
     "HalfSizeNoiseCorrelatedGaussian",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 
-from ._validation import check_finite_positive, check_int, check_open_unit
+from ..validation import check_finite_positive, check_int, check_open_unit
 
 __all__ = ["poisson_gaussian_epsilon", "poisson_gaussian_delta", "DISCRETIZATION"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_int
+from ..validation import check_int
 
 __all__ = ["TrainingData", "make_training_data"]
 

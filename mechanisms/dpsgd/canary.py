@@ -6,7 +6,7 @@ Two threat models (Nasr, Song, Thakurta, Papernot & Carlini 2021; Nasr et al. 20
   it chooses, whatever the model; with every update visible, it scores the run by
   :class:`ProjectionSum`, the sum over steps of the noisy update's projection on the canary's
   direction.  Along the data set's canary coordinate (zero for every real example, see
-  :mod:`mechanisms.dpsgd_data`) this is a *Dirac canary*: one step's projection is exactly
+  :mod:`mechanisms.dpsgd.data`) this is a *Dirac canary*: one step's projection is exactly
   N(0, s²) without the canary and (1 − q)N(0, s²) + qN(c, s²) with it (c = min(‖g‖, C) the clipped
   norm, s the noise standard deviation), so the full view's privacy is the composed
   Poisson-subsampled Gaussian and the sum has the exact law of :func:`projection_sum_survival`;

@@ -61,8 +61,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from scipy import integrate
 
-from ._validation import check_finite_positive, check_int
-from .literature_base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
+from ..validation import check_finite_positive, check_int
+from .base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
 
 __all__ = [
     "SparseVectorTechnique1",
@@ -263,7 +263,7 @@ class SparseVectorTechnique3(_SparseVector):
     def _truth(self):
         value = self.input_dim / self.nu_scale
         return LiteratureTruth(TruthKind.EXACT, value, value,
-                               "derivation in mechanisms.literature_svt: k/s_ν with s_ν = c/ε₂")
+                               "derivation in mechanisms.literature.svt: k/s_ν with s_ν = c/ε₂")
 
 
 class SparseVectorTechnique4(_SparseVector):
@@ -298,7 +298,7 @@ class SparseVectorTechnique5(_SparseVector):
 
     def _truth(self):
         return LiteratureTruth(TruthKind.EXACT, math.inf, None,
-                               "support argument in mechanisms.literature_svt")
+                               "support argument in mechanisms.literature.svt")
 
 
 class SparseVectorTechnique6(_SparseVector):

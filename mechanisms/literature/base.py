@@ -28,9 +28,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._validation import check_finite_positive, check_size
-from .claims import PureDP, as_relation
-from .laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
+from ..claims import PureDP, as_relation
+from ..laplace import LaplaceMechanism, _check_delta_closed, _check_epsilons
+from ..validation import check_finite_positive, check_size
 
 __all__ = ["TruthKind", "LiteratureTruth", "LiteratureMechanism", "laplace_noise", "statdp_patterns"]
 

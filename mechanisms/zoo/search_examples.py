@@ -29,10 +29,10 @@ from typing import Any, Optional
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_size
-from .claims import ApproxDP, GaussianDP, PureDP, Relation, as_relation
-from .gaussian import FrozenParameters
-from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
+from ..claims import ApproxDP, GaussianDP, PureDP, Relation, as_relation
+from ..gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
+from ..parameters import FrozenParameters
+from ..validation import check_dataset, check_finite_positive, check_int, check_size
 
 __all__ = ["ClippedBoxMean", "ThresholdHistogram", "ExponentialMedian", "SEARCH_EXAMPLES"]
 

@@ -12,7 +12,7 @@ shape (runs, n, h) only, never (runs, n, h, p).  θ is laid out as (W row by row
 run: the initialisation is part of the mechanism, not of its randomness).
 
 **Dirac canary.**  The data's last input coordinate is zero for every real example
-(:mod:`mechanisms.dpsgd_data`), so ∂ℓ/∂W_{k,p−1} = 0 for every real example and W_{·,p−1} never
+(:mod:`mechanisms.dpsgd.data`), so ∂ℓ/∂W_{k,p−1} = 0 for every real example and W_{·,p−1} never
 changes ⟨W_k, x⟩ of one.  The parameter W_{0,p−1} (index p − 1) is therefore a coordinate no real
 example touches and that does not influence any real example's gradient: a gradient canary on it
 sees exactly the Poisson-subsampled Gaussian steps, as for logistic regression.
@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 from scipy import special
 
-from ._validation import check_int
+from ..validation import check_int
 
 __all__ = ["OneHiddenLayer"]
 

@@ -9,17 +9,17 @@ One run (Abadi et al. 2016, Algorithm 1, with Poisson sampling as analysed by th
 
 with the logistic loss ℓ(θ; x, y) = log(1 + e^{θ·x}) − y θ·x, whose gradient (sigmoid(θ·x) − y)x
 has norm |sigmoid(θ·x) − y|·‖x‖, so clipping needs no (runs × n × p) tensor.  The data set is
-:func:`mechanisms.dpsgd_data.make_training_data`; the audited ``dataset`` is an ``(m, 1)`` array of
+:func:`mechanisms.dpsgd.data.make_training_data`; the audited ``dataset`` is an ``(m, 1)`` array of
 canary weights in [0, 1]: each row adds one copy of the canary scaled by its weight (a weight-0 row
 is an example with zero gradient), so ``scenarios.counting(1, n=0)`` gives the pairs "add the
 canary" and "add a null example".
 
 **Views** (``view=``): ``"updates"`` outputs s₁, …, s_T (what an adversary who sees every update
 sees; equivalent to θ₁, …, θ_T), ``"final-model"`` θ_T, ``"final-loss"`` the final model's loss on
-an :class:`~mechanisms.dpsgd_canary.InputCanary` (black-box).
+an :class:`~mechanisms.dpsgd.canary.InputCanary` (black-box).
 
 **Claim**: ``ApproxDP(ε, δ)`` with ε the accountant's pessimistic estimate for
-(q, σ, ``accountant_steps``, δ) (:mod:`mechanisms.dpsgd_accounting`).
+(q, σ, ``accountant_steps``, δ) (:mod:`mechanisms.dpsgd.accounting`).
 
 **Exact truth**: with the ``"updates"`` view of a Dirac gradient canary, per-example clipping and
 Poisson sampling, the data never touch the canary coordinate and the canary never touches the
@@ -28,11 +28,11 @@ subsampled Gaussian steps with sensitivity c = min(‖g‖, C) and noise s); add
 the worst pair, and the exact ε(δ) is that of the composed Poisson-subsampled Gaussian with noise
 multiplier s/c, bracketed by dp-accounting's optimistic and pessimistic estimates
 (:meth:`DPSGD.exact_epsilon_bracket`).  Everywhere else the truth is **unknown** and the exact
-methods raise ``NotImplementedError`` (the fault classes in :mod:`mechanisms.faulty` say more).
+methods raise ``NotImplementedError`` (the faulty trainers of ``scenarios.faulty_cases`` say more).
 
 The training-process options ``clipping``, ``noise``, ``sampling`` and ``accountant_steps`` exist
-to model implementation mistakes (:mod:`mechanisms.faulty`); their defaults are the correct
-algorithm.
+to model implementation mistakes (``scenarios.faulty_cases.FAULTY_TRAINERS``); their defaults
+are the correct algorithm.
 
 **Crafted training set** (``background=g``, a number in [−1, 1]): the n training examples are
 replaced by examples whose gradient is the fixed vector g·C·u (u the canary's direction), whatever
@@ -41,7 +41,7 @@ the white-box adversary who chose the whole training set (Nasr, Song, Thakurta, 
 Carlini 2021), and the kind of dataset behind the lower bounds for shuffled batches of Chua,
 Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang (ICML 2024).  Since ‖g·C·u‖ ≤ C, per-example
 clipping leaves these gradients unchanged, so the accountant's claim covers this data set as any
-other (:mod:`mechanisms.dpsgd_shuffle` has the law of the shuffled trainer's view).
+other (:mod:`mechanisms.dpsgd.shuffle` has the law of the shuffled trainer's view).
 """
 
 from __future__ import annotations
@@ -52,14 +52,14 @@ from typing import Any, NamedTuple, Optional, Union
 import numpy as np
 from scipy import special
 
-from ._validation import (check_choice, check_dataset, check_finite_positive, check_int,
-                          check_open_unit, check_size)
-from .claims import ApproxDP, Relation
-from .dpsgd_accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
-from .dpsgd_canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
-from .dpsgd_data import TrainingData, make_training_data
-from .dpsgd_mlp import OneHiddenLayer
-from .dpsgd_shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
+from ..claims import ApproxDP, Relation
+from ..validation import (check_choice, check_dataset, check_finite_positive, check_int,
+                         check_open_unit, check_size)
+from .accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
+from .canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
+from .data import TrainingData, make_training_data
+from .mlp import OneHiddenLayer
+from .shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
 
 __all__ = ["DPSGD", "VIEWS", "SMALL_CONFIGURATION"]
 
@@ -91,7 +91,7 @@ class DPSGD:
     background : None (the logistic data set) or g in [−1, 1]: the n training examples all have the
         fixed gradient g·C·u (see the module docstring); needs a gradient canary.
     model : "logreg" (logistic regression) or "mlp" (one hidden layer of ``hidden`` tanh units,
-        :mod:`mechanisms.dpsgd_mlp`; a Dirac canary is then the weight of hidden unit 0 on the
+        :mod:`mechanisms.dpsgd.mlp`; a Dirac canary is then the weight of hidden unit 0 on the
         canary input coordinate).
     hidden : hidden units of the "mlp" model.
     """
@@ -253,7 +253,7 @@ class DPSGD:
 
     def shuffled_pair(self) -> ShuffledCanaryPair:
         """The law of the canary coordinate under "no canary" and "add the canary" with shuffled
-        batches (:mod:`mechanisms.dpsgd_shuffle`); the data's gradient along u is ``background``·C
+        batches (:mod:`mechanisms.dpsgd.shuffle`); the data's gradient along u is ``background``·C
         (0 for the logistic data and a Dirac canary)."""
         unit = self._gradient_unit()
         if self.sampling != "shuffle" or self.clipping != "per-example":

@@ -32,13 +32,13 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ._validation import check_dataset, check_finite_positive, check_int, check_open_unit
-from .calibration import calibrate_sigma
-from .claims import ApproxDP, as_relation
-from .gaussian import FrozenParameters
-from .laplace import _check_delta_closed, _check_epsilons
-from .randomized_response import RandomizedResponse
-from .subsampled_gaussian import PoissonSubsampledGaussian
+from ..calibration import calibrate_sigma
+from ..claims import ApproxDP, as_relation
+from ..laplace import _check_delta_closed, _check_epsilons
+from ..parameters import FrozenParameters
+from ..randomized_response import RandomizedResponse
+from ..subsampled_gaussian import PoissonSubsampledGaussian
+from ..validation import check_dataset, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["WrongRelationSubsampledGaussian", "RoundedGaussianRealQuery", "RoundedGaussianFractionalView",
            "WrongCategoriesRandomizedResponse"]

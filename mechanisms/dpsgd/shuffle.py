@@ -48,7 +48,7 @@ from typing import Optional
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._validation import check_finite_positive, check_int, check_open_unit
+from ..validation import check_finite_positive, check_int, check_open_unit
 
 __all__ = ["ShuffledCanaryPair", "ShuffledLikelihoodRatio", "EpsilonEstimate", "batch_sizes"]
 

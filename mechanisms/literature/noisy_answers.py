@@ -4,8 +4,8 @@ Each class is one mechanism of the suite shared by StatDP (Ding, Wang, Wang, Zha
 "Detecting Violations of Differential Privacy", CCS 2018) and DP-Sniper (Bichsel, Steffen,
 Bogunovic & Vechev, "DP-Sniper: Black-Box Discovery of Differential Privacy Violations using
 Classifiers", S&P 2021), at the published ε = 0.1 and parameters.  Inputs are vectors of query
-answers (see :mod:`mechanisms.literature_base`); outputs are float64 ``(size, k)`` arrays drawn
-in one vectorized call.  The sparse vector variants live in :mod:`mechanisms.literature_svt`.
+answers (see :mod:`mechanisms.literature.base`); outputs are float64 ``(size, k)`` arrays drawn
+in one vectorized call.  The sparse vector variants live in :mod:`mechanisms.literature.svt`.
 
 Neighbourhoods, as in the papers' input patterns: *one-entry* (one answer differs by at most 1;
 Laplace, TruncatedGeometric, NoisyHist, LaplaceParallel, Rappor where any two values are
@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 from scipy import integrate
 
-from ._validation import check_finite_positive, check_int
-from .literature_base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
+from ..validation import check_finite_positive, check_int
+from .base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
 
 __all__ = [
     "LiteratureLaplace",
