@@ -82,7 +82,7 @@ def test_old_files_are_gone_and_their_new_modules_import():
 @pytest.mark.parametrize("package, names, modules", [
     (dpsgd, OLD_DPSGD_ALL, [dpsgd.trainer]),
     (dpsgd, None, [dpsgd.accounting, dpsgd.canary, dpsgd.data, dpsgd.mlp, dpsgd.shuffle]),
-    (literature, OLD_LITERATURE_ALL, [literature.noisy_answers]),
+    (literature, OLD_LITERATURE_ALL, [literature.noisy_answers, literature.noisy_max, literature.rappor]),
     (literature, None, [literature.base, literature.svt]),
     (zoo, None, [zoo.faulty, zoo.faulty_discrete, zoo.search_examples]),
 ], ids=["dpsgd.py", "dpsgd_*.py", "literature.py", "literature_*.py", "zoo"])

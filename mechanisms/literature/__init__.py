@@ -6,16 +6,18 @@ takes a vector of query answers, carries the pure ε its authors claim, and says
 the true ε (exact, a lower value, a proof that the claim holds, or nothing).
 
 - :mod:`.base`: :class:`LiteratureMechanism`, :class:`LiteratureTruth`, StatDP's input patterns;
-- :mod:`.noisy_answers`: every mechanism of the suite but sparse vector;
+- :mod:`.noisy_answers`: Laplace, truncated geometric, noisy histograms, parallel Laplace, prefix sums;
+- :mod:`.noisy_max`: the four report-noisy-max variants;
+- :mod:`.rappor`: RAPPOR and one-time RAPPOR (Bloom filter + randomized response);
 - :mod:`.svt`: the sparse vector technique variants SVT1–SVT6, SVT34Parallel and NumericalSVT.
 
 Every public name of these modules is importable from ``mechanisms.literature``.
 """
 
 from .base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise, statdp_patterns
-from .noisy_answers import (LaplaceParallel, LiteratureLaplace, NoisyHist1, NoisyHist2, OneTimeRappor, PrefixSum,
-                            Rappor, ReportNoisyMax1, ReportNoisyMax2, ReportNoisyMax3, ReportNoisyMax4,
-                            TruncatedGeometric, murmur3_32)
+from .noisy_answers import LaplaceParallel, LiteratureLaplace, NoisyHist1, NoisyHist2, PrefixSum, TruncatedGeometric
+from .noisy_max import ReportNoisyMax1, ReportNoisyMax2, ReportNoisyMax3, ReportNoisyMax4
+from .rappor import OneTimeRappor, Rappor, murmur3_32
 from .svt import (ABOVE, BELOW, HALTED, NumericalSVT, SparseVectorTechnique1, SparseVectorTechnique2,
                   SparseVectorTechnique3, SparseVectorTechnique4, SparseVectorTechnique5,
                   SparseVectorTechnique6, SVT34Parallel, pattern_probability)
@@ -34,10 +36,12 @@ __all__ = [
     "NoisyHist2",
     "LaplaceParallel",
     "PrefixSum",
+    # noisy_max
     "ReportNoisyMax1",
     "ReportNoisyMax2",
     "ReportNoisyMax3",
     "ReportNoisyMax4",
+    # rappor
     "Rappor",
     "OneTimeRappor",
     "murmur3_32",

@@ -1,16 +1,16 @@
-"""The DP-testing literature's benchmark mechanisms (StatDP, DP-Sniper), except sparse vector.
+"""Benchmark mechanisms that add noise to query answers: Laplace, truncated geometric, noisy
+histograms, parallel Laplace and prefix sums.
 
 Each class is one mechanism of the suite shared by StatDP (Ding, Wang, Wang, Zhang & Kifer,
 "Detecting Violations of Differential Privacy", CCS 2018) and DP-Sniper (Bichsel, Steffen,
 Bogunovic & Vechev, "DP-Sniper: Black-Box Discovery of Differential Privacy Violations using
-Classifiers", S&P 2021), at the published ε = 0.1 and parameters.  Inputs are vectors of query
-answers (see :mod:`mechanisms.literature.base`); outputs are float64 ``(size, k)`` arrays drawn
-in one vectorized call.  The sparse vector variants live in :mod:`mechanisms.literature.svt`.
+Classifiers", S&P 2021), at the published parameters.  Inputs are vectors of query answers (see
+:mod:`mechanisms.literature.base`); outputs are float64 ``(size, k)`` arrays drawn in one
+vectorized call.
 
 Neighbourhoods, as in the papers' input patterns: *one-entry* (one answer differs by at most 1;
-Laplace, TruncatedGeometric, NoisyHist, LaplaceParallel, Rappor where any two values are
-neighbours) or *component-wise* (every answer may differ by at most 1; ReportNoisyMax,
-PrefixSum and the sparse vector family).
+Laplace, TruncatedGeometric, NoisyHist, LaplaceParallel) or *component-wise* (every answer may
+differ by at most 1; PrefixSum).
 
 ======================= ============ ============================================================
 mechanism               claim        truth (pure ε)
@@ -19,11 +19,6 @@ Laplace                 0.1          0.1 exact (whole profile exact)
 TruncatedGeometric      ln(9/8)      ln(9/8) = 0.1178 exact, by rational enumeration
 NoisyHist1              0.1          0.1 exact (whole profile exact)
 NoisyHist2              0.1          10 exact (whole profile exact)
-ReportNoisyMax1, 2      0.1          ≤ 0.1 (published proofs), exact unknown
-ReportNoisyMax3         0.1          kε/2 = 0.25 exact (derivation below)
-ReportNoisyMax4         0.1          ∞ exact (support argument)
-Rappor                  0.4001       0.4001 exact on integers in [-10, 10]
-OneTimeRappor           0.8007       0.8007 exact on integers in [-10, 10]
 LaplaceParallel         0.1          0.1 exact
 PrefixSum               0.1          kε = 1.0 exact under component-wise neighbours
 ======================= ============ ============================================================
@@ -31,13 +26,11 @@ PrefixSum               0.1          kε = 1.0 exact under component-wise neighb
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import integrate
 
 from ..validation import check_finite_positive, check_int
 from .base import LiteratureMechanism, LiteratureTruth, TruthKind, laplace_noise
@@ -47,18 +40,9 @@ __all__ = [
     "TruncatedGeometric",
     "NoisyHist1",
     "NoisyHist2",
-    "ReportNoisyMax1",
-    "ReportNoisyMax2",
-    "ReportNoisyMax3",
-    "ReportNoisyMax4",
-    "Rappor",
-    "OneTimeRappor",
     "LaplaceParallel",
     "PrefixSum",
-    "murmur3_32",
 ]
-
-_DING = "Ding, Wang, Wang, Zhang & Kifer, CCS 2018"
 
 
 class LiteratureLaplace(LiteratureMechanism):
@@ -200,297 +184,6 @@ class NoisyHist2(_NoisyHist):
     """
 
     scale_times_epsilon = True
-
-
-class _ReportNoisyMax(LiteratureMechanism):
-    exponential: bool
-    report_value: bool
-
-    def __init__(self, epsilon: float = 0.1, queries: int = 5, relation: Any = "add-remove") -> None:
-        self._init_claim(epsilon, relation)
-        self.input_dim = check_int("queries", queries)
-        self.scale = 2.0 / self.epsilon
-        self.truth = self._truth()
-
-    def _truth(self) -> LiteratureTruth:
-        raise NotImplementedError  # pragma: no cover - every subclass defines it
-
-    def _sample(self, queries, size, rng):
-        shape = (size, self.input_dim)
-        noise = rng.exponential(self.scale, shape) if self.exponential else laplace_noise(rng, self.scale, shape)
-        noisy = noise + queries
-        if self.report_value:
-            return noisy.max(axis=1, keepdims=True)
-        return noisy.argmax(axis=1).astype(np.float64).reshape(size, 1)
-
-    def index_probabilities(self, queries) -> np.ndarray:
-        """Exact P(argmax = i) = ∫ f(t − q_i) Π_{j≠i} F(t − q_j) dt, by quadrature between kinks."""
-        q = self.check_input(queries)
-        s = self.scale
-        if self.exponential:
-            def pdf(x):
-                return np.where(x >= 0, np.exp(-np.maximum(x, 0) / s) / s, 0.0)
-
-            def cdf(x):
-                return np.where(x >= 0, -np.expm1(-np.maximum(x, 0) / s), 0.0)
-        else:
-            def pdf(x):
-                return np.exp(-np.abs(x) / s) / (2 * s)
-
-            def cdf(x):
-                return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / s), 1 - 0.5 * np.exp(-np.maximum(x, 0) / s))
-        points = np.unique(q)
-        edges = [points[0] - 80 * s, *points, points[-1] + 80 * s]
-        result = np.empty(q.size)
-        for i in range(q.size):
-            def integrand(t, i=i):
-                values = cdf(t - q)
-                values[i] = pdf(t - q[i])
-                return float(np.prod(values))
-            result[i] = math.fsum(integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=1e-11, limit=200)[0]
-                                  for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo)
-        return result
-
-    def pair_distributions(self, a, b) -> tuple[np.ndarray, np.ndarray]:
-        """Exact index probabilities under inputs a and b (index variants)."""
-        if self.report_value:
-            raise NotImplementedError(f"pair_distributions of {self.name} is not implemented")
-        return self.index_probabilities(a), self.index_probabilities(b)
-
-    def pair_epsilon(self, a, b) -> float:
-        """Exact pure ε between inputs a and b (index variants): max_i |ln P_a(i)/P_b(i)|."""
-        if self.report_value:
-            raise NotImplementedError(f"pair_epsilon of {self.name} is not implemented")
-        return float(np.max(np.abs(np.log(self.index_probabilities(a) / self.index_probabilities(b)))))
-
-    @property
-    def parameters(self):
-        return f"ε={self.epsilon:g}, queries={self.input_dim}"
-
-
-class ReportNoisyMax1(_ReportNoisyMax):
-    """argmax_i (q_i + Lap(2/ε)): the index (Ding et al. 2018, Alg. 5; correct).
-
-    Truth: ε-DP for component-wise neighbours, by the argument of Dwork & Roth 2014, Claim 3.9:
-    with the other noises fixed, i wins iff its noise exceeds a cut-off that moves by at most 2
-    between neighbours (q_i down by 1, a rival up by 1), and a Lap(b) tail changes by at most
-    e^{2/b} = e^ε over a shift of 2.  The exact sup over inputs is unknown.
-    """
-
-    exponential, report_value = False, False
-
-    def _truth(self):
-        return LiteratureTruth(TruthKind.HOLDS, None, self.epsilon,
-                               "report noisy max with Lap(2/ε) (Dwork & Roth 2014, Claim 3.9; docstring)")
-
-
-class ReportNoisyMax2(_ReportNoisyMax):
-    """argmax_i (q_i + Exp(2/ε)): the index (Ding et al. 2018, Alg. 6; correct).
-
-    Truth: ε-DP, by the argument of :class:`ReportNoisyMax1`: the Exp(b) survival function
-    changes by at most e^{2/b} = e^ε when its argument moves by 2.  The exact sup is unknown.
-    """
-
-    exponential, report_value = True, False
-
-    def _truth(self):
-        return LiteratureTruth(TruthKind.HOLDS, None, self.epsilon,
-                               f"noisy max with Exp(2/ε) noise is ε-DP ({_DING}, Alg. 6; docstring)")
-
-
-class ReportNoisyMax3(_ReportNoisyMax):
-    """max_i (q_i + Lap(2/ε)): the noisy maximum *value* (Ding et al. 2018, Alg. 7; buggy).
-
-    Truth: exactly kε/2 (= 0.25 for k = 5 queries, b = 2/ε).  Upper: the density of the output
-    is f_q(t) = Σ_i f(t − q_i) Π_{j≠i} F(t − q_j) with f, F the Lap(b) density and cdf; when each
-    q_j moves by at most 1, f and F each change by a factor at most e^{1/b} (log f and log F are
-    1/b-Lipschitz), so every term, hence the sum, changes by at most e^{k/b}.  Attained: for
-    q' = q + 1 (all above) and t < min q, F(t − q_j) = ½e^{(t−q_j)/b} and f = F/b, so
-    f_q(t) ∝ e^{kt/b} and f_q(t)/f_{q'}(t) = e^{k/b} exactly, on an event of probability 2^{−k}
-    under q = 0.
-    """
-
-    exponential, report_value = False, True
-
-    def _truth(self):
-        value = self.input_dim / self.scale
-        return LiteratureTruth(TruthKind.EXACT, value, value,
-                               "derivation in ReportNoisyMax3's docstring: k/b with b = 2/ε")
-
-
-class ReportNoisyMax4(_ReportNoisyMax):
-    """max_i (q_i + Exp(2/ε)): the noisy maximum *value* (Ding et al. 2018, Alg. 8; buggy).
-
-    Truth: not ε-DP for any ε.  Exponential noise is ≥ 0, so M(q) ≥ max_i q_i surely, while
-    P_q(M < max q + 1) = Π_i (1 − e^{−(max q + 1 − q_i)/b}) > 0; for q' = q + 1 the event
-    {M < max q + 1} has probability 0 under q' and positive probability under q.
-    """
-
-    exponential, report_value = True, True
-
-    def _truth(self):
-        return LiteratureTruth(TruthKind.EXACT, math.inf, None,
-                               "support argument in ReportNoisyMax4's docstring")
-
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """MurmurHash3 x86_32 of ``data`` as a signed 32-bit int (the value ``mmh3.hash`` returns).
-
-    Written from Appleby's public specification (SMHasher); RAPPOR's Bloom filter in DP-Sniper
-    hashes ``str(value)`` with seeds 0, …, h − 1.
-    """
-    mask = 0xFFFFFFFF
-
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & mask
-
-    def scramble(k: int) -> int:
-        return (rotl((k * 0xCC9E2D51) & mask, 15) * 0x1B873593) & mask
-
-    h = seed & mask
-    blocks = len(data) // 4
-    for i in range(blocks):
-        h ^= scramble(int.from_bytes(data[4 * i: 4 * i + 4], "little"))
-        h = (rotl(h, 13) * 5 + 0xE6546B64) & mask
-    tail = data[4 * blocks:]
-    if tail:
-        h ^= scramble(int.from_bytes(tail, "little"))
-    h ^= len(data)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & mask
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & mask
-    h ^= h >> 16
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def _check_probability(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}")
-    return float(value)
-
-
-class _BloomResponse(LiteratureMechanism):
-    """Randomized response on the Bloom filter of an integer value (RAPPOR's report)."""
-
-    def __init__(self, epsilon: float, hashes: int, filter_size: int, domain: tuple[int, int],
-                 relation: Any) -> None:
-        self.hashes = check_int("hashes", hashes)
-        self.filter_size = check_int("filter_size", filter_size)
-        low, high = (check_int("domain[0]", domain[0], minimum=-(2 ** 31)),
-                     check_int("domain[1]", domain[1], minimum=-(2 ** 31)))
-        if high <= low:
-            raise ValueError(f"`domain` must be (low, high) with low < high, got {domain!r}")
-        self.domain = (low, high)
-        self._init_claim(epsilon, relation)
-        self.input_dim = 1
-        exact = self.domain_epsilon()
-        self.truth = LiteratureTruth(TruthKind.EXACT, exact, exact,
-                                     "per-bit losses summed over differing Bloom bits, maximised over the domain")
-
-    def bloom_bits(self, value: int) -> np.ndarray:
-        """The Bloom filter of ``value``: bit mmh3(str(value), seed=i) mod m set for i < h."""
-        bits = np.zeros(self.filter_size, dtype=bool)
-        for i in range(self.hashes):
-            bits[murmur3_32(str(int(value)).encode(), i) % self.filter_size] = True
-        return bits
-
-    # P(reported bit = 1 | Bloom bit = 1) and (| Bloom bit = 0)
-    p_one: float
-    p_zero: float
-
-    def pair_epsilon(self, a: Any, b: Any) -> float:
-        """Exact pure ε between values a and b (integers or 1-vectors), both orders.
-
-        Bits are independent and each differing bit contributes its largest loss: a bit set only
-        in a gives at most ln(p₁/p₀) (reported 1) and one set only in b at most
-        ln((1 − p₀)/(1 − p₁)) (reported 0), in the order (a, b); and symmetrically.
-        """
-        A, B = (self.bloom_bits(int(np.asarray(x, dtype=np.float64).reshape(-1)[0])) for x in (a, b))
-        up, down = math.log(self.p_one / self.p_zero), math.log((1 - self.p_zero) / (1 - self.p_one))
-        only_a, only_b = int(np.sum(A & ~B)), int(np.sum(B & ~A))
-        return max(only_a * up + only_b * down, only_b * up + only_a * down)
-
-    def pair_distributions(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Exact probabilities of every report on the bits where the Bloom filters of a and b
-        differ (the other bits have the same law under both, so these carry the whole likelihood ratio)."""
-        A, B = (self.bloom_bits(int(np.asarray(x, dtype=np.float64).reshape(-1)[0])) for x in (a, b))
-        differ = np.flatnonzero(A != B)
-        reports = np.array(list(itertools.product([0, 1], repeat=len(differ))), dtype=bool).reshape(-1, len(differ))
-        result = []
-        for bits in (A, B):
-            p = np.where(bits[differ], self.p_one, self.p_zero)
-            result.append(np.prod(np.where(reports, p, 1.0 - p), axis=1))
-        return result[0], result[1]
-
-    def domain_epsilon(self) -> float:
-        """Exact pure ε over all pairs of integers in ``domain`` (any two values are neighbours)."""
-        values = range(self.domain[0], self.domain[1] + 1)
-        return max(self.pair_epsilon(a, b) for a, b in itertools.combinations(values, 2))
-
-    def check_input(self, dataset):
-        queries = super().check_input(dataset)
-        value = queries[0]
-        if value != round(value) or not self.domain[0] <= value <= self.domain[1]:
-            raise ValueError(f"`dataset` must be an integer value in [{self.domain[0]}, "
-                             f"{self.domain[1]}], got {value!r}")
-        return queries
-
-    def _sample(self, queries, size, rng):
-        probability = np.where(self.bloom_bits(int(queries[0])), self.p_one, self.p_zero)
-        return (rng.random((size, self.filter_size)) < probability).astype(np.float64)
-
-
-class Rappor(_BloomResponse):
-    """RAPPOR's report: Bloom filter, permanent then instantaneous randomized response
-    (Erlingsson, Pihur & Korolova, CCS 2014, steps 1–3), a fresh permanent response per report.
-
-    With h hashes into m bits, the permanent response keeps a bit with probability 1 − f and
-    sets it to 1 or 0 with probability f/2 each; the instantaneous one reports 1 with probability
-    q (bit 1) or p (bit 0).  Per bit, P(report 1 | bit 1) = q* = ½f(p + q) + (1 − f)q and
-    P(report 1 | bit 0) = p* = ½f(p + q) + (1 − f)p, independently across bits; the sampler draws
-    these composite Bernoullis directly (the same distribution).
-
-    Claim: the paper's ε₁ = h ln(q*(1 − p*)/(p*(1 − q*))) = 0.4001 for h = 4, f = 0.75,
-    p = 0.45, q = 0.55.  Truth: exact, :meth:`pair_epsilon` maximised over the integer domain
-    (DP-Sniper's [−10, 10]); it equals ε₁ when two values have disjoint Bloom filters.
-    """
-
-    def __init__(self, hashes: int = 4, filter_size: int = 20, f: float = 0.75, p: float = 0.45,
-                 q: float = 0.55, domain: tuple[int, int] = (-10, 10), relation: Any = "add-remove") -> None:
-        for name, value in (("f", f), ("p", p), ("q", q)):
-            _check_probability(name, value)
-        if not p < q:
-            raise ValueError(f"`p` must be < `q`, got p={p!r}, q={q!r}")
-        self.f, self.p, self.q = float(f), float(p), float(q)
-        self.p_one = 0.5 * f * (p + q) + (1 - f) * q
-        self.p_zero = 0.5 * f * (p + q) + (1 - f) * p
-        claimed = hashes * math.log(self.p_one * (1 - self.p_zero) / (self.p_zero * (1 - self.p_one)))
-        super().__init__(claimed, hashes, filter_size, tuple(domain), relation)
-
-    @property
-    def parameters(self):
-        return f"h={self.hashes}, m={self.filter_size}, f={self.f:g}, p={self.p:g}, q={self.q:g}"
-
-
-class OneTimeRappor(_BloomResponse):
-    """RAPPOR's permanent randomized response alone (Erlingsson et al. 2014, steps 1–2).
-
-    Per bit, P(report 1 | bit 1) = 1 − f/2 and P(report 1 | bit 0) = f/2.  Claim: the paper's
-    ε_∞ = 2h ln((1 − f/2)/(f/2)) = 0.8007 for h = 4, f = 0.95.  Truth: exact, as for
-    :class:`Rappor`.
-    """
-
-    def __init__(self, hashes: int = 4, filter_size: int = 20, f: float = 0.95,
-                 domain: tuple[int, int] = (-10, 10), relation: Any = "add-remove") -> None:
-        self.f = _check_probability("f", f)
-        self.p_one, self.p_zero = 1 - 0.5 * f, 0.5 * f
-        claimed = 2 * hashes * math.log(self.p_one / self.p_zero)
-        super().__init__(claimed, hashes, filter_size, tuple(domain), relation)
-
-    @property
-    def parameters(self):
-        return f"h={self.hashes}, m={self.filter_size}, f={self.f:g}"
 
 
 class LaplaceParallel(LiteratureMechanism):
