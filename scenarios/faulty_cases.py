@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mechanisms.correlated import CorrelatedGaussianMechanism
+from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION, GradientCanary
 from mechanisms.gaussian import CalibrationWarning, GaussianMechanism
 from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
 from mechanisms.validation import check_finite_positive, check_int, check_open_unit
@@ -161,8 +162,6 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
 # they do not belong in FAULTY_MECHANISMS, whose entries all carry an exact truth that
 # contradicts the claim.
 def _dpsgd(**changes):
-    from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
-
     mechanism = DPSGD(**dict(SMALL_CONFIGURATION, **changes))
     return mechanism, builders.counting(1, n=0)
 
@@ -176,8 +175,6 @@ def dpsgd_batch_clipping():
     **unknown** (it depends on the data's batch sums; the accountant at noise multiplier σ/2 bounds
     it from above).
     """
-    from mechanisms.dpsgd.canary import GradientCanary
-
     return _dpsgd(clipping="batch", canary=GradientCanary("opposing"))
 
 
@@ -214,8 +211,6 @@ def dpsgd_shuffling(background: float = -1.0):
 
 def dpsgd_accountant_half_steps():
     """T steps trained, T/2 given to the accountant.  Exact truth: the accountant at T steps."""
-    from mechanisms.dpsgd import SMALL_CONFIGURATION
-
     return _dpsgd(accountant_steps=SMALL_CONFIGURATION["steps"] // 2)
 
 

@@ -84,6 +84,7 @@ from mechanisms.claims import (ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP
 
 from . import builders
 from . import scenario as scenario_module
+from . import search as search_module
 from .scenario import Scenario
 
 __all__ = ["AuditSpec", "ScenarioFileError", "load", "bundled_suite", "EXPECTED_VALUES"]
@@ -482,10 +483,8 @@ def _build_custom_scenario(ctx: _Context, table: dict) -> Scenario:
 
 def _build_scenario(ctx: _Context, table: dict) -> Scenario:
     if table.get("pairs") == "search":  # a search over a domain (scenarios/search.py, issue 13)
-        from .search import from_table
-
         try:
-            return from_table(table)
+            return search_module.from_table(table)
         except (TypeError, ValueError) as exc:
             raise ctx.rephrase("scenario", exc) from None
     kind = ctx.string(table, "scenario", "kind", _SCENARIO_KINDS)

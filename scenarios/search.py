@@ -34,7 +34,7 @@ import numpy as np
 
 from mechanisms.claims import Relation, as_relation
 
-from .domains import AnswerVectors, Box, FiniteRows, GeneratedRows
+from .domains import AnswerVectors, Box, FiniteRows, GeneratedRows, categories, integers
 from .scenario import Domain, NeighborPair, Scenario
 
 __all__ = ["SearchSpec", "search", "Candidate", "structured_candidates", "random_candidates",
@@ -416,8 +416,6 @@ def from_table(table: dict) -> SearchSpec:
     elif kind == "finite":
         domain = FiniteRows(n=n, **options)
     else:
-        from .domains import categories, integers
-
         domain = integers(n=n, **options) if kind == "integers" else categories(n=n, **options)
     settings = {k: table[k] for k in ("budget", "m", "explore_samples", "rounds", "elite", "seed") if k in table}
     return search(domain, table.get("relation", "add-remove"), **settings)

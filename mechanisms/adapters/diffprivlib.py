@@ -62,6 +62,8 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 
 from ..claims import ApproxDP, Claim, PureDP, Relation, as_relation
+from ..discrete_laplace import DiscreteLaplaceMechanism
+from ..exponential import ExponentialMechanism
 from ..gaussian import GaussianMechanism
 from ..laplace import LaplaceMechanism
 from ..truncated_laplace import TruncatedLaplaceMechanism
@@ -443,8 +445,6 @@ class Geometric(_PureDiffprivlib):
         return {"epsilon": self.epsilon, "sensitivity": int(self.sensitivity)}
 
     def _make_reference(self, prototype: Any) -> Optional[Any]:
-        from ..discrete_laplace import DiscreteLaplaceMechanism
-
         rate = abs(float(prototype._scale))  # diffprivlib's s = −ε/Δ
         reference = DiscreteLaplaceMechanism(rate, relation=self.relation)
         # The library computes with the float s; a rational within 1e-12 relative is the same law
@@ -501,8 +501,6 @@ class Exponential(_PureDiffprivlib):
                              f"sensitivity={self.sensitivity!r}: {exc}") from None
 
     def _make_reference(self, prototype: Any) -> Optional[Any]:
-        from ..exponential import ExponentialMechanism
-
         if self.sensitivity != 1.0:
             return None  # the reference's β assumes the declared Δ is the true sensitivity 1
         return ExponentialMechanism(self.epsilon, self.candidates, monotone=self.monotonic,

@@ -42,7 +42,9 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from ..claims import ApproxDP, Claim, PureDP, Relation, as_relation
+from ..claims import ApproxDP, Claim, PureDP, Relation, ZCDP, as_relation
+from ..discrete_gaussian import DiscreteGaussianMechanism
+from ..discrete_laplace import DiscreteLaplaceMechanism
 from ..gaussian import GaussianMechanism
 from ..laplace import LaplaceMechanism
 from ..validation import check_finite_positive, check_int, check_open_unit
@@ -295,13 +297,9 @@ class OpenDPDiscreteGaussian(_OpenDPInteger):
         return dp.m.make_gaussian(domain, metric, scale=self.scale)
 
     def _claim(self, rho: Any) -> Claim:
-        from ..claims import ZCDP
-
         return ZCDP(float(rho), self.relation)
 
     def _reference(self) -> Optional[Any]:
-        from ..discrete_gaussian import DiscreteGaussianMechanism
-
         reference = DiscreteGaussianMechanism(self.scale, relation=self.relation)
         close = abs(float(reference.sigma_squared) - self.scale**2) <= 1e-12 * self.scale**2
         return reference if close else None
@@ -330,8 +328,6 @@ class OpenDPDiscreteLaplace(_OpenDPInteger):
         return PureDP(float(epsilon), self.relation)
 
     def _reference(self) -> Optional[Any]:
-        from ..discrete_laplace import DiscreteLaplaceMechanism
-
         reference = DiscreteLaplaceMechanism(1.0 / self.scale, relation=self.relation)
         return reference if abs(float(reference.rate) * self.scale - 1.0) <= 1e-12 else None
 
