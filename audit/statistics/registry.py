@@ -93,10 +93,17 @@ def register_statistic(name: str, fit: FitFunction, *, summary: str = "",
     if not callable(fit):
         raise TypeError(f"`fit` must be callable (base, neighbour, context) -> (statistic, notes), got {fit!r}")
     entry = NamedStatistic(name, summary, fit, learns, moments, int(atom_limit), bool(raw_rows))
-    if name in _REGISTRY and _REGISTRY[name].fit is not fit:
-        raise ValueError(f"a statistic named {name!r} is already registered")
+    if name in _REGISTRY and _qualified(_REGISTRY[name].fit) != _qualified(fit):
+        raise ValueError(f"a statistic named {name!r} is already registered (by "
+                         f"{_qualified(_REGISTRY[name].fit)})")
     _REGISTRY[name] = entry
     return entry
+
+
+def _qualified(function: Callable) -> str:
+    """Where a function is defined: registering the same definition again (a module imported
+    twice) is allowed, another one under a taken name is not."""
+    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
 
 
 def statistic_names() -> tuple[str, ...]:
