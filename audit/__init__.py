@@ -11,10 +11,16 @@ from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
 from .errors import CheckpointError, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
+from .settings import AuditSettings, SettingsError
+from .spec import AuditSpec, load_spec
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 
 __all__ = [
     "AccuracyReport",
+    "AuditSettings",
+    "AuditSpec",
+    "SettingsError",
+    "load_spec",
     "AuditReport",
     "CheckpointError",
     "ColumnAccuracy",

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 import traceback
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
+import scenarios
+
+from .settings import AuditSettings, exact_integer, option_type
+from .spec import load_spec
+from .statistics import statistic_names
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value", "exact_integer"]
 
@@ -46,66 +50,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-_GROUPED_DIGITS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
-
-
-def exact_integer(text: str) -> int:
-    """An exact integer written as ``100000``, ``100_000``, ``100,000``, ``1e5`` or ``2.5e6``.
-
-    Scientific notation is accepted only when it denotes an integer exactly (``1.5e0`` is not
-    one); the value is parsed with :class:`fractions.Fraction`, so nothing is rounded.
-    """
-    cleaned = text.strip().replace("_", "")
-    if _GROUPED_DIGITS.fullmatch(cleaned):  # thousands separators, in groups of three only
-        cleaned = cleaned.replace(",", "")
-    try:
-        value = Fraction(cleaned)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"not an integer: {text!r}") from None
-    if value.denominator != 1 or "/" in cleaned:
-        raise ValueError(f"not an integer: {text!r}")
-    return int(value)
-
-
-def _integer(minimum: int, what: str):
-    """An argparse type: an exact integer (see :func:`exact_integer`) of at least ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = exact_integer(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return value
-
-    return parse
-
-
-_positive_int = _integer(1, "a positive integer (e.g. 100000, 100_000, 100,000 or 1e5)")
-_seed = _integer(0, "a non-negative integer")
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer or -1 (all cores), got {text!r}") from None
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer or -1 (all cores), got {text!r}")
-    return value
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
-    return value
-
-
 _DEBUG_HELP = "show the full traceback of an error (default: a one-line message)"
 
 
@@ -125,9 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="TOML scenario files (default: the bundled suite, see --suite)")
     run.add_argument("--suite", choices=("default", "thirdparty", "literature", "dpsgd"), default="default",
                      help="bundled suite run when no FILE is given (default: %(default)s)")
-    run.add_argument("--samples", type=_positive_int, help="samples per pair and side (all phases) "
+    run.add_argument("--samples", type=option_type("samples"), help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
-    run.add_argument("--confidence", type=_confidence, help="with several files: the probability "
+    run.add_argument("--confidence", type=option_type("confidence"), help="with several files: the probability "
                      "that no correct claim of the run is reported VIOLATED (default 0.95, shared by "
                      "Bonferroni, see --error-control); with one file: that audit's confidence "
                      "(overrides the file's)")
@@ -136,11 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "1 - (1 - C)/m, so a correct suite exits 1 with probability <= 1 - C; "
                           "none: each file's own confidence (the run's false-alarm bound is then "
                           "the sum of the audits', as the report says)")
-    run.add_argument("--seed", type=_seed, help="seed of every audit (overrides the files')")
-    run.add_argument("--statistic", choices=("auto", "linear", "categorical", "binned", "classifier"),
+    run.add_argument("--seed", type=option_type("seed"), help="seed of every audit (overrides the files')")
+    run.add_argument("--statistic", metavar="NAME",
                      help="test statistic of every audit (overrides the files' [audit] statistic; "
-                          "default auto)")
-    run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 = all cores "
+                          f"default auto): {', '.join(statistic_names())}, or one a scenario file's "
+                          "module registers")
+    run.add_argument("--jobs", type=option_type("n_jobs"), default=1, help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
     run.add_argument("--backend", default="loky", choices=known_backends(),
                      help="where chunks run: %(choices)s (default: %(default)s)")
@@ -211,18 +156,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _fail(exc: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    prefix = "" if message.startswith("dpaudit") else "dpaudit: error: "
-    print(f"{prefix}{message}", file=sys.stderr)
+    # A scenario file's problems are one per line, all worth reading; other errors say it in one.
+    lines = exc.messages if isinstance(exc, scenarios.ScenarioFileError) else str(exc).strip().splitlines()[:1]
+    for message in lines or [type(exc).__name__]:
+        prefix = "" if message.startswith("dpaudit") else "dpaudit: error: "
+        print(f"{prefix}{message}", file=sys.stderr)
     return EXIT_USAGE
 
 
 # -- dpaudit run --------------------------------------------------------------------------------
 def _load_specs(files: Sequence[Path]) -> list:
-    """Load and check every file before anything runs (a bad file stops the run at once)."""
-    import scenarios
-
-    specs = [scenarios.load(path) for path in files]  # ScenarioFileError names file and key
+    """Load and check every file before anything runs; every problem of every file is reported
+    together (each line names the file and the key)."""
+    specs, problems = [], []
+    for path in files:
+        try:
+            specs.append(load_spec(path))
+        except scenarios.ScenarioFileError as exc:
+            problems += exc.messages
+    if problems:
+        raise scenarios.ScenarioFileError(problems)
     seen: dict[str, Path] = {}
     from .plots import figure_stem
 
@@ -254,8 +207,6 @@ def error_control(specs, confidence: Optional[float], method: str) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import scenarios
-
     from .errors import CheckpointError
     from .output import format_table, report_document, write_reports
     from .report import dumps
@@ -276,13 +227,14 @@ def _run(args: argparse.Namespace) -> int:
                 "jobs": args.jobs, "error_control": control,
                 "backend": args.backend, "resume": args.resume}
     out = args.out
-    options = RunSettings(out=out, samples=args.samples, confidence=control.get("per_audit_confidence",
-                                                                                args.confidence),
-                          seed=args.seed,
-                          n_jobs=args.jobs, backend=args.backend,
+    overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
+                 "confidence": control.get("per_audit_confidence", args.confidence)}
+    overrides = {name: value for name, value in overrides.items() if value is not None}
+    AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
+    options = RunSettings(out=out, overrides=overrides, n_jobs=args.jobs, backend=args.backend,
                           backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
                           plots=not args.no_plots, progress=not args.no_progress,
-                          debug=getattr(args, "debug", False), statistic=getattr(args, "statistic", None))
+                          debug=getattr(args, "debug", False))
     for spec in specs:
         checkpoint = checkpoint_path(out, spec)
         if not args.resume and checkpoint.exists():
@@ -387,7 +339,6 @@ def _list(args: argparse.Namespace) -> int:
     import warnings
 
     import mechanisms
-    import scenarios
 
     print("Reference mechanisms (scenario files: [mechanism] name = ...; `dpaudit theory NAME --param value`):")
     for name, cls in mechanisms.REFERENCE_MECHANISMS.items():
@@ -406,7 +357,7 @@ def _list(args: argparse.Namespace) -> int:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    spec = scenarios.load(path)
+                    spec = load_spec(path)
             except Exception as exc:  # e.g. an optional third-party library is missing
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 print(f"  {path.stem:<44} (cannot load: {reason})")

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import inspect
 import json
 import math
 import platform
@@ -51,34 +50,29 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from mechanisms.base import mechanism_name
-from mechanisms.claims import Claim, GaussianDP
+from mechanisms.claims import Claim, claim_types
 from mechanisms.parameters import FrozenParameters
-from mechanisms.validation import check_int, check_open_unit, check_seed
 
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state
-from .executor import check_backend, check_n_jobs, make_executor
-from .parallelism import check_backend_options
+from .executor import make_executor
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
 from .search import is_search, resolve_search
 from .selection import DELTA_GRID, claimed_value, headline_slots
 from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, quick_entropy, run_stage,
                      stage_draws)
-from .statistics import check_statistic, statistic_label
+from .settings import AuditSettings
+from .statistics import statistic_label
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
 PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
-_CLAIM_TYPES = (Claim,)
 
 
-def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int = 2_000_000,
-              confidence: float = 0.95, seed: Optional[int] = None, n_jobs: int = 1,
-              backend: str = "loky", progress: bool = True, checkpoint: Any = None,
-              accuracy: bool = True, statistic: Any = "auto", early_stopping: bool = True,
-              **backend_options) -> AuditReport:
+def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
+              settings: Optional[AuditSettings] = None, **options: Any) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on the neighbouring pairs of ``scenario``.
 
     Parameters
@@ -88,57 +82,59 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     scenario : Scenario or sequence of pairs
         A :class:`scenarios.Scenario`, or a sequence of ``NeighborPair``/``(D, D')`` that is checked
         to consist of neighbours under the claim's relation.
-    claim : ApproxDP, PureDP or GaussianDP, optional
-        Defaults to ``mechanism.claim``.  Its relation must be the scenario's.
-    samples : int
-        Draws per pair and per side in total, over all phases (:mod:`audit.allocation`: training
-        of a learned statistic, pilot, 25% of the rest to selection, 75% to certification).
-    confidence : float
-        Every bound in the report holds simultaneously with at least this probability.
-    seed : int, optional
-        Reproducibility: the same seed gives the same report for any ``n_jobs``/``backend``.
-        ``None`` draws fresh entropy, recorded in the report (and reused from ``checkpoint``).
-    n_jobs, backend : parallelism (any joblib backend, or ``"dask"``).
-    progress : show a progress bar over chunks.
-    checkpoint : path, optional
-        Save accumulated counts atomically after each batch; rerunning the same call resumes.
-        (The quick look is not saved: a resumed run repeats it, on the same draws.)
-    accuracy : also audit the accuracy claims of mechanisms that declare them.
-    statistic : str, Classifier or callable
-        The test statistic whose threshold events are certified (:mod:`audit.statistics`):
-        ``"auto"`` (default: chosen per pair on training samples; the linear statistic, with no
-        training draws, for a 1-D output under 2,048 ``samples``), ``"linear"``, ``"categorical"``,
-        ``"binned"``, ``"classifier"`` (or ``audit.statistics.Classifier(estimator, features)``), or
-        a callable ``outputs (n, k) -> scores (n,)``.  Learned on its own training samples.
-    early_stopping : bool
-        Look at the evidence three times and stop at the first look that certifies a violation
-        (the failure budget is split over the looks): the quick look, an audit of its own on 1/16
-        of ``samples``, then after 1/4 and all of the main audit's selection and certification
-        draws.  Under about 5,000 ``samples`` there is no quick look (its share of the failure
-        budget goes to the next look), and under a few hundred a single look, which *chooses
-        early*: if the events chosen on the first 40% of its selection draws already predict a
-        refutation, the rest of those draws go to certification and the failure budget to the
-        refuting quantity (:mod:`audit.allocation`).
+    claim : Claim, optional
+        Any :class:`mechanisms.claims.Claim` (ApproxDP, PureDP, GaussianDP, ZCDP, RenyiDP,
+        ProfileClaim or a registered type).  Defaults to ``mechanism.claim``.  Its relation must be
+        the scenario's.
+    settings : AuditSettings, optional
+        How to audit (:class:`audit.settings.AuditSettings`, whose docstring lists every option and
+        its default).
+    **options
+        Any field of :class:`~audit.settings.AuditSettings`, overriding ``settings``:
+
+        - ``samples`` (2·10⁶): draws per pair and per side in total, over all phases
+          (:mod:`audit.allocation`: training of a learned statistic, pilot, 25% of the rest to
+          selection, 75% to certification);
+        - ``confidence`` (0.95): every bound in the report holds simultaneously with at least this
+          probability;
+        - ``seed`` (None): the same seed gives the same report for any ``n_jobs``/``backend``;
+          ``None`` draws fresh entropy, recorded in the report (and reused from ``checkpoint``);
+        - ``statistic`` ("auto"): the test statistic whose threshold events are certified
+          (:mod:`audit.statistics`): ``"auto"`` (chosen per pair on training samples; the linear
+          statistic, with no training draws, for a 1-D output under 2,048 ``samples``), another
+          registered name, ``audit.statistics.Classifier(estimator, features)``, or a callable
+          ``outputs (n, k) -> scores (n,)``;
+        - ``early_stopping`` (True): look at the evidence three times and stop at the first look
+          that certifies a violation (the failure budget is split over the looks): the quick look,
+          an audit of its own on 1/16 of ``samples``, then after 1/4 and all of the main audit's
+          selection and certification draws.  Under about 5,000 ``samples`` there is no quick look
+          (its share of the failure budget goes to the next look), and under a few hundred a single
+          look, which *chooses early*: if the events chosen on the first 40% of its selection draws
+          already predict a refutation, the rest of those draws go to certification and the
+          failure budget to the refuting quantity (:mod:`audit.allocation`);
+        - ``accuracy`` (True): also audit the accuracy claims of mechanisms that declare them;
+        - ``n_jobs`` (1), ``backend`` ("loky"): any joblib backend, or ``"dask"`` with its options
+          ``scheduler``, ``window``, ``share_arguments``, ``dashboard_address``;
+        - ``checkpoint`` (None): save accumulated counts atomically after each batch; rerunning
+          the same call resumes (the quick look is not saved: a resumed run repeats it, on the
+          same draws);
+        - ``progress`` (True): show a progress bar over chunks.
 
     Returns
     -------
     AuditReport
     """
     started = time.perf_counter()
-    check_backend_options(backend, backend_options, "run_audit", inspect.signature(run_audit).parameters)
+    settings = AuditSettings.from_options(options, base=settings)
     if not callable(mechanism):
         raise TypeError(f"`mechanism` must be callable (dataset, size, rng) -> array, got {mechanism!r}")
     name = mechanism_name(mechanism)
     claim = _resolve_claim(mechanism, claim, name)
     scenario = _resolve_scenario(scenario, claim)
-    samples = check_int("samples", samples, minimum=1)
-    confidence = check_open_unit("confidence", confidence)
-    n_jobs = check_n_jobs(n_jobs)
-    backend = check_backend(backend)
-    statistic = check_statistic(statistic)
-    if not isinstance(early_stopping, bool):
-        raise TypeError(f"`early_stopping` must be True or False, got {early_stopping!r}")
-    entropy = _resolve_seed(seed, checkpoint)
+    samples, confidence, statistic = settings.samples, settings.confidence, settings.statistic
+    n_jobs, backend, checkpoint, progress = settings.n_jobs, settings.backend, settings.checkpoint, settings.progress
+    backend_options = dict(settings.backend_options)
+    entropy = _resolve_seed(settings.seed, checkpoint)
     # A pair search (issue 13) runs on exploration samples only; see audit/search.py.
     scenario = resolve_search(mechanism, name, scenario, claim, entropy=entropy, n_jobs=n_jobs,
                               backend=backend, progress=progress, **backend_options)
@@ -147,7 +143,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
     labels = tuple(pair.label for pair in pairs)
     datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
-    quick, main = plan_stages(samples, output_dim, statistic, claim, len(pairs), 1.0 - confidence, early_stopping)
+    quick, main = plan_stages(samples, output_dim, statistic, claim, len(pairs), 1.0 - confidence,
+                              settings.early_stopping)
     _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
@@ -169,15 +166,15 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
                 bar.refresh()
                 break
         accuracy_report = None
-        if accuracy and scenario.checked and _declares_accuracy(mechanism):
+        if settings.accuracy and scenario.checked and _declares_accuracy(mechanism):
             from .accuracy import run_accuracy_audit
 
-            options = dict(backend_options)
-            if backend == "dask" and "scheduler" not in options:
-                options["scheduler"] = executor.client  # reuse the cluster this run started
+            accuracy_options = dict(backend_options)
+            if backend == "dask" and "scheduler" not in accuracy_options:
+                accuracy_options["scheduler"] = executor.client  # reuse the cluster this run started
             accuracy_report = run_accuracy_audit(
                 mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
-                seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **options)
+                seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **accuracy_options)
 
     statistic_info = {"option": statistic_label(statistic), "training_samples": outcome.stage.allocation.training,
                       "pairs": [dict(s.to_dict(), **notes) for s, notes in zip(outcome.statistics, outcome.notes)]}
@@ -194,10 +191,10 @@ def _resolve_claim(mechanism, claim, name):
         claim = getattr(mechanism, "claim", None)
         if claim is None:
             raise ValueError(f"mechanism {name!r} has no `claim` attribute; pass claim=ApproxDP(...), "
-                             "PureDP(...) or GaussianDP(...)")
-    if not isinstance(claim, _CLAIM_TYPES):
-        raise TypeError(f"`claim` must be a mechanisms.claims.Claim (ApproxDP, PureDP, GaussianDP, ZCDP, "
-                        f"RenyiDP or ProfileClaim), got {claim!r}")
+                             "PureDP(...), GaussianDP(...) or another mechanisms.claims.Claim")
+    if not isinstance(claim, Claim):
+        kinds = ", ".join(cls.__name__ for cls in claim_types().values())
+        raise TypeError(f"`claim` must be a mechanisms.claims.Claim ({kinds}), got {claim!r}")
     return claim
 
 
@@ -219,7 +216,6 @@ def _resolve_scenario(scenario, claim):
 
 
 def _resolve_seed(seed, checkpoint) -> int:
-    seed = check_seed(seed)
     if seed is not None:
         return seed
     if checkpoint is not None:
@@ -408,7 +404,7 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         pair_results.append(PairResult(
             pair.label, covers[index], float(eps_ref[mine].max()), float(delta_ref[mine].max()),
             float(mus[mine].max()), _tradeoff_curve(pair.label, band, claim, exact_tradeoff)))
-    key = (lambda r: r.mu_lower_bound) if isinstance(claim, GaussianDP) else \
+    key = (lambda r: r.mu_lower_bound) if claim.gaussian_mu is not None else \
         (lambda r: (r.epsilon_lower_bound, r.delta_lower_bound, r.mu_lower_bound))
     worst = max(range(len(pair_results)), key=lambda i: key(pair_results[i]))
 

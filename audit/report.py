@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Optional, Union
 
+from mechanisms.claims import claim_label as registered_claim_label
+
 __all__ = ["Verdict", "Violation", "JointViolation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
            "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text", "statistic_text",
            "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
@@ -142,15 +144,9 @@ def draws_text(draws: dict) -> str:
 
 
 def claim_label(claim: dict) -> str:
-    """A claim dict (``Claim.to_dict()``) without its relation, e.g. ``(1, 1e-05)-DP``."""
-    kind = claim.get("type")
-    if kind == "approx-dp":
-        return f"({float(claim['epsilon']):g}, {float(claim['delta']):g})-DP"
-    if kind == "pure-dp":
-        return f"{float(claim['epsilon']):g}-DP"
-    if kind == "gdp":
-        return f"{float(claim['mu']):g}-GDP"
-    return str(kind)
+    """A claim dict (``Claim.to_dict()``) without its relation, e.g. ``(1, 1e-05)-DP``: the
+    registered claim type's own label (:func:`mechanisms.claims.claim_label`)."""
+    return registered_claim_label(claim)
 
 
 def claim_scope(claim: dict, scenario: dict) -> str:

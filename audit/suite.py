@@ -15,7 +15,9 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
+
+from .settings import AuditSettings
 
 __all__ = ["RunSettings", "audit_entry", "run_audits", "checkpoint_path", "side_by_side",
            "SUITE_PARALLEL_BACKENDS"]
@@ -26,20 +28,29 @@ SUITE_PARALLEL_BACKENDS = ("loky", "multiprocessing", "threading")
 
 @dataclass(frozen=True)
 class RunSettings:
-    """What ``dpaudit run`` passes to every audit (``None`` keeps the file's own value)."""
+    """What ``dpaudit run`` applies to every audit of the run.
+
+    ``overrides`` are :class:`~audit.settings.AuditSettings` fields given on the command line
+    (``samples``, ``confidence``, ``seed``, ``statistic``), applied over each file's own settings;
+    the others say how this machine runs the audits.
+    """
 
     out: Path
-    samples: Optional[int] = None
-    confidence: Optional[float] = None
-    seed: Optional[int] = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
     n_jobs: int = 1
     backend: str = "loky"
-    backend_options: dict = field(default_factory=dict)
-    #: Test statistic of every audit (``None``: the file's own, if it names one, else the default).
-    statistic: Optional[str] = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
     plots: bool = True
     progress: bool = True
     debug: bool = False
+
+    def audit_settings(self, spec: Any, *, n_jobs: Optional[int] = None,
+                       progress: Optional[bool] = None) -> AuditSettings:
+        """The settings of ``spec``'s audit in this run: the file's, the overrides, this machine's."""
+        return spec.settings.replace(
+            **self.overrides, n_jobs=self.n_jobs if n_jobs is None else n_jobs, backend=self.backend,
+            backend_options=dict(self.backend_options), checkpoint=checkpoint_path(self.out, spec),
+            progress=self.progress if progress is None else progress)
 
 
 def checkpoint_path(out: Path, spec: Any) -> Path:
@@ -62,17 +73,9 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
     from .output import error_entry, make_entry
     from .plots import PlotsUnavailable, save_figures
 
-    statistic = settings.statistic or getattr(spec, "statistic", None)
-    options = dict(settings.backend_options, **({} if statistic is None else {"statistic": statistic}))
     try:
-        report = run_audit(
-            spec.mechanism, spec.scenario, claim=spec.claim,
-            samples=settings.samples or spec.samples,
-            confidence=settings.confidence or spec.confidence,
-            seed=spec.seed if settings.seed is None else settings.seed,
-            n_jobs=settings.n_jobs if n_jobs is None else n_jobs, backend=settings.backend,
-            progress=settings.progress if progress is None else progress,
-            checkpoint=checkpoint_path(settings.out, spec), **options)
+        report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim,
+                           settings=settings.audit_settings(spec, n_jobs=n_jobs, progress=progress))
     except CheckpointError:
         raise
     except (ValueError, TypeError, MechanismError, ImportError) as exc:

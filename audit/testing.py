@@ -33,19 +33,29 @@ at its own confidence, and the session's bound is the sum over its audits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pytest
 
+import scenarios
+from mechanisms.claims import as_relation
+
+from .engine import run_audit
+from .report import Verdict, claim_label, claim_scope
+from .settings import AuditSettings, option_type
+
 __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAULT_SAMPLES", "DEFAULT_CONFIDENCE"]
 
-#: Seed of every audit unless given: the same code gives the same verdict on every CI run.
-DEFAULT_SEED = 20_260_501
-#: Draws per pair and side over all phases: enough to refute a claim off by a few tenths of ε in seconds.
-DEFAULT_SAMPLES = 400_000
+#: The plugin's own defaults, where they differ from :class:`audit.settings.AuditSettings`': a fixed
+#: seed (the same code gives the same verdict on every CI run), fewer draws (enough to refute a
+#: claim off by a few tenths of ε in seconds), no accuracy audit, no progress bar.
+PLUGIN_SETTINGS = AuditSettings(samples=400_000, seed=20_260_501, accuracy=False, progress=False)
+DEFAULT_SEED = PLUGIN_SETTINGS.seed
+DEFAULT_SAMPLES = PLUGIN_SETTINGS.samples
 #: Every certified bound holds with at least this probability; false alarms ≤ 1 − confidence.
-DEFAULT_CONFIDENCE = 0.95
+DEFAULT_CONFIDENCE = PLUGIN_SETTINGS.confidence
 
 _OPTION = "--dp-audit-samples"
 #: Sample-count overrides of the pytest sessions in progress (a stack: pytester nests sessions).
@@ -93,8 +103,6 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     AssertionError
         When a certified bound contradicts the claim (or, with ``accuracy=True``, an accuracy claim).
     """
-    from audit.report import Verdict
-
     report = _run(mechanism, scenario, claim=claim, samples=samples, seed=seed, confidence=confidence,
                   accuracy=accuracy, n_jobs=n_jobs, **audit_options)
     failed_accuracy = accuracy and report.accuracy is not None and report.accuracy.verdict is Verdict.VIOLATED
@@ -107,11 +115,6 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
          seed: Optional[int] = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
          accuracy: bool = False, **audit_options: Any):
     """:func:`audit.run_audit` with the plugin's defaults (scenario, samples, seed, no progress bar)."""
-    from audit import run_audit
-    from mechanisms.claims import as_relation
-
-    import scenarios
-
     if claim is None:
         claim = getattr(mechanism, "claim", None)
     if scenario is None:
@@ -119,15 +122,12 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
         scenario = scenarios.counting(int(getattr(mechanism, "d", 1)), relation=relation)
     override = _sample_override()
     samples = override if override is not None else (DEFAULT_SAMPLES if samples is None else samples)
-    audit_options.setdefault("progress", False)
-    return run_audit(mechanism, scenario, claim=claim, samples=samples, confidence=confidence,
-                     seed=seed, accuracy=accuracy, **audit_options)
+    return run_audit(mechanism, scenario, claim=claim, settings=PLUGIN_SETTINGS, samples=samples,
+                     confidence=confidence, seed=seed, accuracy=accuracy, **audit_options)
 
 
 def failure_message(report: Any, *, accuracy: bool = False) -> str:
     """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
-    from audit.report import Verdict, claim_label, claim_scope
-
     claim = report.claim
     claimed = f"{claim_label(claim.to_dict())} {claim_scope(claim.to_dict(), report.scenario)}"
     level = f"jointly with probability ≥ {report.confidence:g}"
@@ -140,7 +140,7 @@ def failure_message(report: Any, *, accuracy: bool = False) -> str:
             f"  certified δ ≥ {report.delta_lower_bound:.4g} at ε = {report.reference_epsilon:.4g} "
             f"(claimed δ = {report.reference_delta:g})",
             f"  certified μ ≥ {report.mu_lower_bound:.4g}"
-            + (f" (claimed μ = {claim.mu:g})" if hasattr(claim, "mu") else ""),
+            + (f" (claimed μ = {claim.gaussian_mu:g})" if claim.gaussian_mu is not None else ""),
             f"  worst pair: {report.worst_pair!r}",
         ]
         lines += [f"  {violation.message}" for violation in report.violations[:3]]
@@ -193,8 +193,6 @@ class _SessionControl:
     lowest: float = 1.0
 
     def confidence(self, call: int) -> float:
-        import math
-
         level = (1.0 - self.run_confidence) * 6.0 / (math.pi ** 2 * call ** 2) / max(self.tests, 1)
         self.audits += 1
         self.lowest = min(self.lowest, 1.0 - level)
@@ -202,33 +200,15 @@ class _SessionControl:
 
 
 # -- pytest hooks --------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit", "differential-privacy claim audits")
-    group.addoption(_OPTION, dest="dp_audit_samples", type=_positive_int, default=None, metavar="N",
+    group.addoption(_OPTION, dest="dp_audit_samples", type=option_type("samples"), default=None, metavar="N",
                     help="samples per pair and side of every dpaudit assert_claim / dp_audit "
                          "audit in this run (overrides the tests' own values)")
     group.addoption("--dp-audit-session-confidence", dest="dp_audit_session_confidence",
-                    type=_unit, default=None, metavar="C",
+                    type=option_type("confidence"), default=None, metavar="C",
                     help="bound the probability that any dp_audit test of the session fails "
                          "wrongly by 1 - C (Bonferroni over the collected dp_audit tests)")
-
-
-def _unit(text: str) -> float:
-    from .cli import _confidence  # the CLI's parser of a number in (0, 1)
-
-    return _confidence(text)
 
 
 _SESSION_KEY = pytest.StashKey["_SessionControl"]()

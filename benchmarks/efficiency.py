@@ -41,6 +41,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import scenarios
+from audit.spec import load_spec
 from audit import Verdict, run_audit
 from mechanisms import GaussianMechanism, LaplaceMechanism, PureDP
 from scenarios.faulty_cases import FAULTY_MECHANISMS
@@ -177,7 +178,7 @@ def _share_case_detected(case: tuple, seed: int) -> bool:
     label, stem, samples = case
     if stem is None:
         return _laplace_detected(samples, seed, worst_only=True)
-    spec = scenarios.load(next(p for p in scenarios.bundled_suite("literature") if p.stem == stem))
+    spec = load_spec(next(p for p in scenarios.bundled_suite("literature") if p.stem == stem))
     suite = spec.mechanism  # the suite file's mechanism, rebuilt at ε = 2 with its other parameters
     options = {"queries": suite.input_dim} if stem != "noisy-hist1" else {"bins": suite.input_dim}
     if stem == "svt1":

@@ -38,6 +38,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 import scenarios
+from audit.spec import load_spec
 from audit import run_audit
 from audit.checkpoint import write_atomic
 
@@ -196,7 +197,7 @@ def run_literature(samples: Sequence[int], *, jobs: int = 2, statistic: Optional
         stem = file.stem
         if only and stem not in only:
             continue
-        spec = scenarios.load(file)
+        spec = load_spec(file)
         if patterns == "all":
             from dataclasses import replace
 

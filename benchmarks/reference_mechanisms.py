@@ -25,6 +25,7 @@ from scipy import special, stats
 
 from .limits import single_threshold_limit
 from .tightness import levels_for
+from audit.spec import load_spec
 
 __all__ = ["CASES", "run_case", "main"]
 
@@ -83,7 +84,7 @@ def run_case(stem: str, samples: int, *, n_jobs: int = 2, seed: int = 2026) -> d
     import scenarios
     from audit import run_audit
 
-    spec = scenarios.load(SUITE / f"{stem}.toml")
+    spec = load_spec(SUITE / f"{stem}.toml")
     started = time.perf_counter()
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=samples, confidence=0.95,
                        seed=seed, n_jobs=n_jobs, progress=False, accuracy=False)

@@ -30,6 +30,7 @@ import numpy as np
 from scipy import integrate, stats
 
 import scenarios
+from audit.spec import load_spec
 from audit import run_audit
 from audit.selection import Budget, headline_slots
 from audit.bounds import epsilon_lower_bound
@@ -250,7 +251,7 @@ def study_floating_point(samples, n_jobs):
 def study_reference_suite(samples, n_jobs):
     rows = []
     for path in scenarios.bundled_suite("default"):
-        spec = scenarios.load(path)
+        spec = load_spec(path)
         result = {"file": path.name}
         for statistic in ("linear", "auto"):
             started = time.perf_counter()

@@ -18,12 +18,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import scenarios
+from audit.spec import load_spec
 from audit import Verdict, cp_interval, run_audit
 from audit.cli import error_control
 
 
 def _violated(path, samples: int, confidence: float, seed: int) -> bool:
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=samples,
                        confidence=confidence, seed=seed, progress=False, accuracy=False,
                        statistic=spec.statistic)
@@ -37,7 +38,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     paths = scenarios.bundled_suite("default")
-    specs = [scenarios.load(p) for p in paths]
+    specs = [load_spec(p) for p in paths]
     control = error_control(specs, None, "bonferroni")
     correct = [p for p, s in zip(paths, specs) if s.expected == "holds"]
     started = time.perf_counter()

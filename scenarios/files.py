@@ -20,7 +20,8 @@ scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
                                          # | "zcdp" (rho) | "rdp" (orders, epsilons)
                                          # | "profile" (epsilons + deltas, or callable = "module:attr"
                                          #   naming a delta(epsilon) function or a dp-accounting DpEvent);
-                                         # the last three take an optional reference_delta (default 1e-5)
+                                         # the last three take an optional reference_delta (default 1e-5);
+                                         # any claim type registered with mechanisms.claims works too
     epsilon = 7.0
     delta = 0.1
 
@@ -31,10 +32,10 @@ scenario (a builder of :mod:`scenarios.builders`) and the audit settings::
     relation = "add-remove"              # optional, default "add-remove"
     pairs = "worst-case"                 # optional; "random" needs count (and seed)
 
-    [audit]                              # optional table; these are the defaults
-    samples = 2000000
-    confidence = 0.95
-    seed = 20261121                      # optional; omitted = fresh OS entropy
+    [audit]                              # optional: settings of the audit, read by audit.spec
+    samples = 2000000                    # (audit.settings.FILE_KEYS; the defaults are
+    confidence = 0.95                    #  audit.settings.AuditSettings')
+    seed = 20261121
 
 Rules:
 
@@ -53,20 +54,22 @@ Rules:
   imported from ``sys.path``, else from the scenario file's own folder (which is then put at the
   front of ``sys.path``, as pytest's "prepend" import mode does for test modules).  Importing the
   module runs its code, as any plugin mechanism does; nothing in the file is evaluated.
-- Every error is a :class:`ScenarioFileError` reading ``"<path>: <key.path> <what is wrong>,
-  got <value>"``; warnings raised while constructing the mechanism (e.g. a calibration used
-  outside its proven range, on purpose) are kept in :attr:`AuditSpec.warnings` for the report.
+- Every problem is a line of one :class:`ScenarioFileError`, reading ``"<path>: <key.path> <what
+  is wrong>, got <value>"``, with the closest known key for an unknown one; warnings raised while
+  constructing the mechanism (e.g. a calibration used outside its proven range, on purpose) are
+  kept in :attr:`ScenarioFile.warnings` for the report.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import json
 import re
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -79,15 +82,14 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject depends
     import tomli as tomllib
 
 import mechanisms
-from mechanisms.claims import (ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP,
-                               as_relation)
+from mechanisms.claims import Claim, Relation, as_relation, claim_from_config, claim_types
 
 from . import builders
 from . import scenario as scenario_module
 from . import search as search_module
 from .scenario import Scenario
 
-__all__ = ["AuditSpec", "ScenarioFileError", "load", "bundled_suite", "EXPECTED_VALUES"]
+__all__ = ["ScenarioFile", "ScenarioFileError", "read", "bundled_suite", "EXPECTED_VALUES"]
 
 #: Allowed values of the top-level ``expected`` key.
 EXPECTED_VALUES = ("holds", "violated")
@@ -97,20 +99,24 @@ _INNER = "inner"
 #: Constructor parameters that receive the mechanism described by [mechanism.inner].
 _INNER_PARAMETERS = ("inner", "mechanism")
 _TOP_KEYS = ("name", "expected", "note", "mechanism", "claim", "scenario", "audit")
-_AUDIT_DEFAULTS = {"samples": 2_000_000, "confidence": 0.95, "seed": None, "statistic": "auto"}
-#: The test statistics a file may name (``audit.statistics.KINDS``; scenarios cannot import audit).
-STATISTICS = ("auto", "linear", "categorical", "binned", "classifier")
 _CALLABLE_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _BACKTICK_NAME = re.compile(r"^`([A-Za-z_]\w*)`\s*")
 
 
 class ScenarioFileError(ValueError):
-    """A scenario file is malformed; the message names the file and the key path."""
+    """A scenario file is malformed.  ``messages`` holds one line per problem, each naming the file
+    and the key path (``"<path>: <key.path> <what is wrong>, got <value>"``); the error's text is
+    those lines, so every problem of a file is reported at once."""
+
+    def __init__(self, messages: "str | list[str]"):
+        self.messages = [messages] if isinstance(messages, str) else list(messages)
+        super().__init__("\n".join(self.messages))
 
 
 @dataclass(frozen=True)
-class AuditSpec:
-    """One audit as described by a scenario file.
+class ScenarioFile:
+    """What a scenario file describes, its ``[audit]`` table aside (:mod:`audit.spec` reads that
+    one into the audit's settings; this layer does not know the audit's options).
 
     Attributes
     ----------
@@ -120,19 +126,15 @@ class AuditSpec:
         The constructed mechanism (any callable ``(dataset, size, rng) -> (size, k)``).
     claim : Claim or None
         The claim to audit: the file's ``[claim]``, else the mechanism's own ``claim``
-        (``None`` if it has none: the audit then only reports lower bounds).
+        (``None`` if it has none).
     scenario : Scenario
-    samples : int
-        Samples per side (per input of each pair).
-    confidence : float
-    seed : int or None
-    statistic : str
-        The test statistic to learn (``[audit] statistic``, default ``"auto"``).
     expected : {"holds", "violated"} or None
         What the exact truth says about the claim, when the file states it.
     note : str
     warnings : tuple of str
         Warnings raised while constructing the mechanism.
+    audit : dict
+        The file's ``[audit]`` table as written (empty when absent).
     """
 
     name: str
@@ -140,13 +142,10 @@ class AuditSpec:
     mechanism: Any
     claim: Optional[Claim]
     scenario: Scenario
-    samples: int
-    confidence: float
-    seed: Optional[int]
     expected: Optional[str]
     note: str
     warnings: tuple[str, ...] = ()
-    statistic: str = "auto"
+    audit: dict = field(default_factory=dict)
 
 
 # -- small helpers ---------------------------------------------------------------------------------
@@ -167,6 +166,7 @@ class _Context:
     def __init__(self, path: str, folder: Optional[Path] = None) -> None:
         self.path = path
         self.folder = folder  # where `callable = "module:attr"` also looks for the module
+        self.problems: list[str] = []
 
     def error(self, key: str, problem: str, value: Any = None, *, show_value: bool = True) -> ScenarioFileError:
         suffix = f", got {_show(value)}" if show_value else ""
@@ -194,10 +194,21 @@ class _Context:
         return value
 
     def unknown_keys(self, data: dict, key: str, allowed: tuple[str, ...], what: str) -> None:
-        for name in data:
-            if name not in allowed:
-                raise self.error(_join(key, name), f"is not a known key of {what} (known: "
-                                 f"{', '.join(allowed)})", data[name])
+        """Refuse every unknown key of a table at once, each with the closest known key."""
+        errors = [self.error(_join(key, name), f"is not a known key of {what} (known: "
+                             f"{', '.join(allowed)}){_did_you_mean(name, allowed)}", data[name])
+                  for name in data if name not in allowed]
+        if errors:
+            raise ScenarioFileError([m for e in errors for m in e.messages])
+
+    def attempt(self, build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``build(*args)``, or None after recording its :class:`ScenarioFileError` in
+        :attr:`problems`: independent parts of a file are all checked, and reported together."""
+        try:
+            return build(*args, **kwargs)
+        except ScenarioFileError as exc:
+            self.problems.extend(exc.messages)
+            return None
 
     def string(self, data: dict, key: str, name: str, choices: Optional[tuple[str, ...]] = None,
                default: Optional[str] = None) -> Optional[str]:
@@ -223,6 +234,11 @@ class _Context:
 
 def _join(key: str, name: str) -> str:
     return f"{key}.{name}" if key else name
+
+
+def _did_you_mean(name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # -- the mechanism ---------------------------------------------------------------------------------
@@ -369,85 +385,23 @@ def _build_mechanism(ctx: _Context, table: dict, key: str, relation: Relation) -
     return mechanism
 
 
-# -- claim, scenario, audit ------------------------------------------------------------------------
-_CLAIM_FIELDS = {"approx-dp": ("epsilon", "delta"), "pure-dp": ("epsilon",), "gdp": ("mu",)}
-_CLAIM_TYPES = {"approx-dp": ApproxDP, "pure-dp": PureDP, "gdp": GaussianDP}
-
-
-#: Claims stated as a curve: their keys (``reference_delta`` optional for all of them).
-_CURVE_CLAIM_KEYS = {"zcdp": ("rho",), "rdp": ("orders", "epsilons"),
-                     "profile": ("epsilons", "deltas", "callable")}
-
-
-def _numbers(ctx: _Context, table: dict, name: str) -> Any:
-    value = table[name]
-    items = value if isinstance(value, list) else [value]
-    if not items or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in items):
-        raise ctx.error(f"claim.{name}", "must be a number or a non-empty array of numbers", value)
-    return value
-
-
-def _build_curve_claim(ctx: _Context, table: dict, kind: str, relation: Relation) -> Claim:
-    """``type = "zcdp"`` (rho), ``"rdp"`` (orders, epsilons) or ``"profile"`` (epsilons and
-    deltas of a table, or ``callable = "module:attribute"`` naming a δ(ε) function or a
-    dp-accounting ``DpEvent``), each with an optional ``reference_delta``."""
-    keys = _CURVE_CLAIM_KEYS[kind]
-    ctx.unknown_keys(table, "claim", ("type", "relation", "reference_delta") + keys, f"a {kind} claim")
-    options = {}
-    if "reference_delta" in table:
-        options["reference_delta"] = _numbers(ctx, table, "reference_delta")
-    required = ("callable",) if kind == "profile" and "callable" in table else keys[:2]
-    if kind == "profile" and "callable" in table and ("epsilons" in table or "deltas" in table):
-        raise ctx.error("claim.callable", "cannot be given together with claim.epsilons/claim.deltas",
-                        table["callable"])
-    for name in required:
-        if name not in table:
-            raise ctx.error(f"claim.{name}", f"is missing (required by a {kind} claim)", show_value=False)
-    try:
-        if kind == "zcdp":
-            return ZCDP(_numbers(ctx, table, "rho"), relation, **options)
-        if kind == "rdp":
-            return RenyiDP(_numbers(ctx, table, "orders"), _numbers(ctx, table, "epsilons"), relation, **options)
-        if "callable" not in table:
-            return ProfileClaim.from_table(_numbers(ctx, table, "epsilons"), _numbers(ctx, table, "deltas"),
-                                           relation, **options)
-        target = _import_object(ctx, "claim.callable", table["callable"])
-        if type(target).__module__.startswith("dp_accounting"):
-            return ProfileClaim.from_dp_event(target, relation, **options)
-        return ProfileClaim(target, relation, label=f"profile {table['callable']}", **options)
-    except ScenarioFileError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise ctx.rephrase("claim", exc) from None
-
-
+# -- claim, scenario ------------------------------------------------------------------------------
 def _build_claim(ctx: _Context, table: dict, relation: Relation) -> Claim:
-    kind = ctx.string(table, "claim", "type", tuple(_CLAIM_FIELDS) + tuple(_CURVE_CLAIM_KEYS))
+    """The ``[claim]`` table through the claim registry (:func:`mechanisms.claims.claim_types`):
+    its ``type`` picks the class, which parses the rest of the table."""
+    kinds = tuple(claim_types())
+    kind = ctx.string(table, "claim", "type", kinds)
     if kind is None:
-        raise ctx.error("claim.type", "is missing (one of \"approx-dp\", \"pure-dp\", \"gdp\", "
-                        "\"zcdp\", \"rdp\", \"profile\")", show_value=False)
-    if kind in _CURVE_CLAIM_KEYS:
-        claimed = ctx.string(table, "claim", "relation", ("add-remove", "replace"), relation.value)
-        if claimed != relation.value:
-            raise ctx.error("claim.relation", f"must equal scenario.relation ({_show(relation.value)}) "
-                            "or be omitted", claimed)
-        return _build_curve_claim(ctx, table, kind, relation)
-    fields = _CLAIM_FIELDS[kind]
-    ctx.unknown_keys(table, "claim", ("type", "relation") + fields, f"a {kind} claim")
-    values = []
-    for name in fields:
-        if name not in table:
-            raise ctx.error(f"claim.{name}", f"is missing (required by a {kind} claim)", show_value=False)
-        value = table[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ctx.error(f"claim.{name}", "must be a number", value)
-        values.append(value)
+        raise ctx.error("claim.type", f"is missing (one of {', '.join(map(_show, kinds))})", show_value=False)
     claimed = ctx.string(table, "claim", "relation", ("add-remove", "replace"), relation.value)
     if claimed != relation.value:
         raise ctx.error("claim.relation", f"must equal scenario.relation ({_show(relation.value)}) "
                         "or be omitted", claimed)
     try:
-        return _CLAIM_TYPES[kind](*values, relation)
+        return claim_from_config(table, relation, load_object=lambda key, target: _import_object(
+            ctx, f"claim.{key}", target))
+    except ScenarioFileError:
+        raise
     except (TypeError, ValueError) as exc:
         raise ctx.rephrase("claim", exc) from None
 
@@ -515,26 +469,6 @@ def _build_scenario(ctx: _Context, table: dict) -> Scenario:
         raise ctx.rephrase("scenario", exc) from None
 
 
-def _audit_settings(ctx: _Context, table: Optional[dict]) -> dict:
-    table = {} if table is None else table
-    ctx.unknown_keys(table, "audit", tuple(_AUDIT_DEFAULTS), "[audit]")
-    settings = {
-        "samples": ctx.integer(table, "audit", "samples", 1, _AUDIT_DEFAULTS["samples"]),
-        "seed": ctx.integer(table, "audit", "seed", 0, _AUDIT_DEFAULTS["seed"]),
-        "confidence": _AUDIT_DEFAULTS["confidence"],
-    }
-    if "confidence" in table:
-        value = table["confidence"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ctx.error("audit.confidence", "must be a number in (0, 1)", value)
-        settings["confidence"] = float(value)
-    statistic = table.get("statistic", _AUDIT_DEFAULTS["statistic"])
-    if statistic not in STATISTICS:
-        raise ctx.error("audit.statistic", f"must be one of {', '.join(map(repr, STATISTICS))}", statistic)
-    settings["statistic"] = statistic
-    return settings
-
-
 def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
     """Draw one output on the first pair: catches a row width the mechanism does not take.
 
@@ -566,25 +500,31 @@ def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
 
 
 # -- public entry points ---------------------------------------------------------------------------
-def load(path: Union[str, Path]) -> AuditSpec:
-    """Load and validate a scenario file.
+def read(path: Union[str, Path], *,
+         check_audit: Optional[Callable[[dict], list[str]]] = None) -> ScenarioFile:
+    """Read and validate a scenario file (its ``[audit]`` table through ``check_audit``).
 
     Parameters
     ----------
     path : str or pathlib.Path
         A TOML file following the schema in this module's docstring.
+    check_audit : callable, optional
+        ``check_audit(table) -> messages``: the problems of the ``[audit]`` table, each starting
+        with the key in backticks (:meth:`audit.settings.AuditSettings.from_table` says what they
+        are; this layer does not know the audit's options).  They are reported with the others.
 
     Returns
     -------
-    AuditSpec
+    ScenarioFile
 
     Raises
     ------
     ScenarioFileError
-        For an unreadable or invalid TOML file, an unknown key (at any level, mechanism
-        parameters included), a wrong type, a missing field, an unknown mechanism, a bad or
-        unimportable ``module:attribute``, or a constructor's own validation error.  The
-        message starts with ``path`` as given and names the key path.
+        Listing every problem found, each naming the file and the key path: an unreadable or
+        invalid TOML file, an unknown key (at any level, mechanism parameters included, with the
+        closest known key), a wrong type, a missing field, an unknown mechanism, a bad or
+        unimportable ``module:attribute``, or a constructor's own validation error.  Independent
+        tables are all checked before it is raised.
     """
     ctx = _Context(str(path), Path(path).resolve().parent)
     file = Path(path)
@@ -595,35 +535,52 @@ def load(path: Union[str, Path]) -> AuditSpec:
         raise ScenarioFileError(f"{ctx.path}: cannot be read ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioFileError(f"{ctx.path}: is not valid TOML ({exc})") from None
-    ctx.unknown_keys(data, "", _TOP_KEYS, "a scenario file")
-    name = ctx.string(data, "", "name", default=file.stem)
-    if not name.strip():
-        raise ctx.error("name", "must not be empty", name)
-    expected = ctx.string(data, "", "expected", EXPECTED_VALUES)
-    note = ctx.string(data, "", "note", default="")
+    ctx.attempt(ctx.unknown_keys, data, "", _TOP_KEYS, "a scenario file")
+    name = ctx.attempt(ctx.string, data, "", "name", default=file.stem)
+    if name is not None and not name.strip():
+        ctx.problems.extend(ctx.error("name", "must not be empty", name).messages)
+    expected = ctx.attempt(ctx.string, data, "", "expected", EXPECTED_VALUES)
+    note = ctx.attempt(ctx.string, data, "", "note", default="")
 
-    scenario = _build_scenario(ctx, ctx.table(data, "", "scenario", required=True))
-    relation = scenario.relation
-    mechanism_table = ctx.table(data, "", "mechanism", required=True)
+    scenario_table = ctx.attempt(ctx.table, data, "", "scenario", required=True)
+    scenario = None if scenario_table is None else ctx.attempt(_build_scenario, ctx, scenario_table)
+    relation = scenario.relation if scenario is not None else _relation_or_default(scenario_table)
+    mechanism_table = ctx.attempt(ctx.table, data, "", "mechanism", required=True)
+    mechanism = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        mechanism = _build_mechanism(ctx, mechanism_table, "mechanism", relation)
-    claim_table = ctx.table(data, "", "claim", required=False)
+        if mechanism_table is not None:
+            mechanism = ctx.attempt(_build_mechanism, ctx, mechanism_table, "mechanism", relation)
+    claim_table = ctx.attempt(ctx.table, data, "", "claim", required=False)
+    claim = None
     if claim_table is not None:
-        claim = _build_claim(ctx, claim_table, relation)
-    else:
+        claim = ctx.attempt(_build_claim, ctx, claim_table, relation)
+    elif mechanism is not None:
         claim = getattr(mechanism, "claim", None)
         claimed_relation = getattr(claim, "relation", relation)
         if claim is not None and claimed_relation != relation:
-            raise ctx.error("mechanism", f"claims privacy under {_show(str(claimed_relation))} but "
-                            f"scenario.relation is {_show(relation.value)}; add a [claim] table",
-                            show_value=False)
-    _check_fit(ctx, mechanism, scenario)
-    audit = _audit_settings(ctx, ctx.table(data, "", "audit", required=False))
-    return AuditSpec(name=name, path=file, mechanism=mechanism, claim=claim, scenario=scenario,
-                     samples=audit["samples"], confidence=audit["confidence"], seed=audit["seed"],
-                     expected=expected, note=note, statistic=audit["statistic"],
-                     warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
+            ctx.problems.extend(ctx.error(
+                "mechanism", f"claims privacy under {_show(str(claimed_relation))} but scenario.relation is "
+                f"{_show(relation.value)}; add a [claim] table", show_value=False).messages)
+    if mechanism is not None and scenario is not None:
+        ctx.attempt(_check_fit, ctx, mechanism, scenario)
+    audit = ctx.attempt(ctx.table, data, "", "audit", required=False) or {}
+    if check_audit is not None:
+        ctx.problems.extend(ctx.rephrase("audit", ValueError(message)).messages[0]
+                            for message in check_audit(audit))
+    if ctx.problems:
+        raise ScenarioFileError(ctx.problems)
+    return ScenarioFile(name=name, path=file, mechanism=mechanism, claim=claim, scenario=scenario,
+                        expected=expected, note=note, audit=dict(audit),
+                        warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
+
+
+def _relation_or_default(table: Optional[dict]) -> Relation:
+    """The relation a broken ``[scenario]`` table names, so the other tables can still be checked."""
+    try:
+        return as_relation((table or {}).get("relation", "add-remove"))
+    except (TypeError, ValueError):
+        return Relation.ADD_REMOVE
 
 
 def bundled_suite(name: str = "default") -> list[Path]:

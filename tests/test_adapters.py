@@ -28,6 +28,7 @@ import audit
 from mechanisms import ApproxDP, GaussianMechanism, PureDP
 from mechanisms.adapters import VectorizedMechanism, vectorize
 from scenarios import files
+from audit.spec import load_spec
 
 SEED = 20260711
 REPO = Path(__file__).resolve().parents[1]
@@ -398,7 +399,7 @@ def test_thirdparty_suite_expected_matches_exact_truth(dpl, odp):
     paths = _thirdparty_files()
     assert len(paths) >= 7
     for path in paths:
-        spec = files.load(path)
+        spec = load_spec(path)
         mech, claim = spec.mechanism, spec.claim
         # violated iff the exact δ exceeds the claimed δ at the claimed ε (1e-9 relative slack
         # for calibrations that are exact up to rounding, e.g. BW18 bisection)
@@ -411,7 +412,7 @@ def test_thirdparty_suite_expected_matches_exact_truth(dpl, odp):
 @pytest.mark.parametrize("name, verdict", [("diffprivlib_laplace_misdeclared_sensitivity", "VIOLATED"),
                                            ("diffprivlib_laplace_bounded_noise", "NOT_REFUTED")])
 def test_thirdparty_scenario_end_to_end(dpl, name, verdict):
-    spec = files.load(REPO / "scenarios" / "suite" / "thirdparty" / f"{name}.toml")
+    spec = load_spec(REPO / "scenarios" / "suite" / "thirdparty" / f"{name}.toml")
     report = audit.run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=200_000,
                              confidence=spec.confidence, seed=spec.seed, progress=False,
                              accuracy=False)

@@ -233,11 +233,10 @@ def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
     assert interrupted, "the run finished before it could be interrupted; the test proved nothing"
 
     # The uninterrupted audit, in-process: the same report, runtime aside.
-    import scenarios
-    from audit import run_audit
+    from audit import load_spec, run_audit
     from audit.report import dumps
 
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     fresh = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=spec.samples,
                       seed=spec.seed, progress=False)
     (entry,) = strip_runtime(json.loads((out / "report.json").read_text()))

@@ -125,7 +125,8 @@ def test_engine_audits_zcdp_claims_both_ways():
 
 
 # -- scenario files ------------------------------------------------------------------------------
-from scenarios.files import ScenarioFileError, load  # noqa: E402
+from audit.spec import load_spec as load  # noqa: E402
+from scenarios.files import ScenarioFileError  # noqa: E402
 
 _FILE = """
 [mechanism]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import scenarios
+from audit.spec import load_spec
 from audit.cli import error_control
 from audit.output import error_control_text
 
@@ -12,7 +13,7 @@ pytest_plugins = ["pytester"]
 
 
 def test_bonferroni_splits_the_run_confidence_over_the_audits():
-    specs = [scenarios.load(p) for p in scenarios.bundled_suite("default")]
+    specs = [load_spec(p) for p in scenarios.bundled_suite("default")]
     control = error_control(specs, None, "bonferroni")
     m = len(specs)
     assert control["method"] == "bonferroni" and control["audits"] == m
@@ -22,14 +23,14 @@ def test_bonferroni_splits_the_run_confidence_over_the_audits():
 
 
 def test_without_control_the_report_states_the_summed_bound():
-    specs = [scenarios.load(p) for p in scenarios.bundled_suite("default")]
+    specs = [load_spec(p) for p in scenarios.bundled_suite("default")]
     control = error_control(specs, None, "none")
     assert control["run_false_alarm_bound"] == pytest.approx(min(1.0, sum(1 - s.confidence for s in specs)))
     assert "none" in error_control_text(control)
 
 
 def test_one_file_keeps_its_own_confidence():
-    spec = scenarios.load(scenarios.bundled_suite("default")[0])
+    spec = load_spec(scenarios.bundled_suite("default")[0])
     control = error_control([spec], None, "bonferroni")
     assert control["method"] == "single audit" and "per_audit_confidence" not in control
 

@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 import scenarios
+from audit.spec import load_spec
 from audit import run_audit
 from mechanisms.literature import (LaplaceParallel, LiteratureLaplace, NoisyHist1, NoisyHist2,
                                    OneTimeRappor, PrefixSum, Rappor, ReportNoisyMax1,
@@ -236,7 +237,7 @@ def test_literature_suite_loads_with_vouched_pairs():
     files = scenarios.bundled_suite("literature")
     assert len(files) == 20
     for path in files:
-        spec = scenarios.load(path)
+        spec = load_spec(path)
         assert spec.scenario.vouched and spec.expected in ("holds", "violated")
         violates = spec.mechanism.truth.violates(spec.claim.epsilon)
         assert violates is (spec.expected == "violated"), spec.name
@@ -247,7 +248,7 @@ def test_custom_scenario_file_errors_name_the_key(tmp_path):
     path.write_text('[mechanism]\ncallable = "mechanisms.literature:NoisyHist1"\n'
                     '[scenario]\nkind = "custom"\n[[scenario.pair]]\nbase = [1, "x"]\nneighbor = [1]\n')
     with pytest.raises(scenarios.ScenarioFileError, match=r"scenario.pair\[0\].base must be"):
-        scenarios.load(path)
+        load_spec(path)
 
 
 #: Clearly buggy variants whose verdict the smoke test asserts (see its docstring).
@@ -267,7 +268,7 @@ def test_suite_smoke_at_10000_samples(path):
     the engine's event misses the pattern entirely.  The margins leave room for a statistic far
     from ideal.  The other verdicts are not asserted: at this size they are not near-certain.
     """
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=10_000,
                        confidence=spec.confidence, seed=spec.seed, progress=False)
     assert report.scenario["vouched"] and report.epsilon_lower_bound >= 0.0
@@ -319,7 +320,7 @@ def test_benchmark_equal_draws_and_ideal_event():
 
     draws = engine_draws_per_side(EQUAL_DRAWS_SAMPLES, 10)
     assert DPSNIPER_DRAWS_PER_SIDE * 0.995 <= draws <= DPSNIPER_DRAWS_PER_SIDE
-    spec = scenarios.load(next(p for p in scenarios.bundled_suite("literature") if p.stem == "truncated-geometric"))
+    spec = load_spec(next(p for p in scenarios.bundled_suite("literature") if p.stem == "truncated-geometric"))
     pair = spec.scenario.pairs[0]
     values = [ideal_single_event(spec.mechanism, pair, n, spec.claim, spec.confidence) for n in (10**6, 10**8, 10**12)]
     exact = spec.mechanism.pair_epsilon(pair.base, pair.neighbor)
@@ -342,7 +343,7 @@ def test_statdp_patterns_match_the_published_witnesses():
     from mechanisms.literature.base import statdp_patterns
 
     for path in scenarios.bundled_suite("literature"):
-        spec = scenarios.load(path)
+        spec = load_spec(path)
         component_wise, low, high = PATTERN_DOMAINS.get(path.stem, (True, -10, 10))
         pair = spec.scenario.pairs[0]
         found = [label for a, b, label in statdp_patterns(spec.mechanism.input_dim, component_wise, low, high)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import mechanisms
-import scenarios
+from audit import load_spec
 from mechanisms import dpsgd, literature, zoo
 from mechanisms._moved import MOVED
 from mechanisms.dpsgd import DPSGD, GradientCanary
@@ -168,6 +168,6 @@ def test_a_scenario_file_with_an_old_callable_loads_and_records_the_warning(tmp_
     path.write_text('[mechanism]\ncallable = "mechanisms.literature_svt:NumericalSVT"\n'
                     '[scenario]\nkind = "custom"\n[[scenario.pair]]\n'
                     f'base = {[1.0] * 10}\nneighbor = {[2.0] * 10}\n')
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     assert isinstance(spec.mechanism, NumericalSVT)
     assert [w for w in spec.warnings if w.startswith("DeprecationWarning") and "`mechanisms.literature.svt`" in w]

@@ -83,11 +83,18 @@ def test_sample_override_from_the_command_line(pytester):
     result.assert_outcomes(passed=2)
 
 
+def test_sample_option_takes_the_exact_integer_forms_of_the_cli(pytester):
+    """One parser for every door: ``1e5`` is 100,000 here as on the command line and in files."""
+    pytester.makepyfile(OVERRIDE.replace("12_345", "100_000"))
+    result = pytester.runpytest(*plugin_args(), "--dp-audit-samples", "1e5")
+    result.assert_outcomes(passed=2)
+
+
 def test_sample_option_is_validated(pytester):
     pytester.makepyfile(PASSING)
     result = pytester.runpytest(*plugin_args(), "--dp-audit-samples", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--dp-audit-samples*expected a positive integer, got '0'*"])
+    result.stderr.fnmatch_lines(["*argument --dp-audit-samples: must be a positive integer*got '0'*"])
 
 
 def test_marker_sets_the_fixture_defaults(pytester):

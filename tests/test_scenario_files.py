@@ -13,7 +13,8 @@ import pytest
 import mechanisms
 import scenarios
 from mechanisms.claims import ApproxDP, GaussianDP, Relation
-from scenarios import AuditSpec, ScenarioFileError, bundled_suite, load
+from audit.spec import AuditSpec, load_spec as load
+from scenarios import ScenarioFileError, bundled_suite
 from scenarios.files import EXPECTED_VALUES
 
 SUITE = bundled_suite()
@@ -224,10 +225,10 @@ MALFORMED = [
      "claim.mu", "must be a finite number > 0, got -1.0"),
     ("claim relation differs", variant(append="[claim]\ntype = \"gdp\"\nmu = 1.0\nrelation = \"replace\"\n"),
      "claim.relation", 'must equal scenario.relation ("add-remove") or be omitted, got "replace"'),
-    ("audit samples not an integer", variant({"samples = 1000": "samples = 1e6"}),
-     "audit.samples", "must be an integer, got 1000000.0"),
+    ("audit samples not an integer", variant({"samples = 1000": "samples = 2.5"}),
+     "audit.samples", "must be a positive integer (e.g. 100000, 100_000, 100,000 or 1e5), got 2.5"),
     ("audit confidence out of range", variant({"samples = 1000": "samples = 1000\nconfidence = 1.5"}),
-     "audit.confidence", "must be a number in (0, 1), got 1.5"),
+     "audit.confidence", "must be in (0, 1), got 1.5"),
     ("audit unknown key", variant({"samples = 1000": "samples = 1000\nworkers = 4"}),
      "audit.workers", "is not a known key of [audit]"),
     ("expected unknown", variant({'expected = "holds"': 'expected = "maybe"'}),

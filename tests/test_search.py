@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import scenarios
+from audit.spec import load_spec
 from audit import Verdict, run_audit
 from audit.sampling import Phase, chunk_rng
 from audit.search import _exploration_rng, score_candidate
@@ -137,17 +138,17 @@ seed = 3
 def test_scenario_file_with_a_search(tmp_path):
     path = tmp_path / "median.toml"
     path.write_text(SEARCH_FILE)
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     assert isinstance(spec.scenario, scenarios.SearchSpec) and spec.scenario.budget == 20
     report = run_audit(spec.mechanism, spec.scenario, samples=spec.samples, seed=spec.seed, progress=False)
     assert report.scenario["search"]["candidates_tried"] == 20
     bad = tmp_path / "bad.toml"
     bad.write_text(SEARCH_FILE.replace("budget = 20", "budgett = 20"))
     with pytest.raises(scenarios.ScenarioFileError, match="bad.toml: scenario.budgett is not a key"):
-        scenarios.load(bad)
+        load_spec(bad)
     bad.write_text(SEARCH_FILE.replace('kind = "integers"', 'kind = "cube"'))
     with pytest.raises(scenarios.ScenarioFileError, match="kind must be one of"):
-        scenarios.load(bad)
+        load_spec(bad)
 
 
 def test_claim_relation_must_match_search():

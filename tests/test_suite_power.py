@@ -10,15 +10,16 @@ next to a bound that stays below it.
 import pytest
 
 import scenarios
+from audit.spec import load_spec
 from audit import Verdict, run_audit
 
 MISUSES = [path for path in scenarios.bundled_suite()
-           if scenarios.load(path).expected == "violated" and "limit" not in path.name]
+           if load_spec(path).expected == "violated" and "limit" not in path.name]
 
 
 @pytest.mark.parametrize("path", MISUSES, ids=[p.stem for p in MISUSES])
 def test_known_misuses_are_violated(path):
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=spec.samples,
                        confidence=spec.confidence, seed=spec.seed, progress=False, accuracy=False)
     assert report.verdict is Verdict.VIOLATED, report.summary()
@@ -30,7 +31,7 @@ def test_known_misuses_are_violated(path):
 
 def test_limit_case_reports_the_truth_next_to_the_bound():
     (path,) = [p for p in scenarios.bundled_suite() if "limit" in p.name]
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=spec.samples,
                        confidence=spec.confidence, seed=spec.seed, progress=False, accuracy=False)
     assert report.exact_epsilon == pytest.approx(10.3939, abs=1e-3)  # GROUND_TRUTH §1

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import scenarios
+from audit.spec import load_spec
 from audit import run_audit
 from audit.cli import exact_integer, main
 from mechanisms import ApproxDP, GaussianMechanism
@@ -69,7 +70,7 @@ def test_a_mechanism_raising_at_load_names_file_mechanism_and_exception(tmp_path
     path = tmp_path / "broken.toml"
     path.write_text(_user_file("broken", "user_mech_1", "broken"))
     with pytest.raises(scenarios.ScenarioFileError) as caught:
-        scenarios.load(path)
+        load_spec(path)
     message = str(caught.value)
     assert message.startswith(str(path)) and "'broken'" in message and "KeyError: 'x'" in message
 
@@ -82,12 +83,12 @@ def test_a_module_beside_the_scenario_file_is_found(tmp_path, isolated_imports):
     path = folder / "my_count.toml"
     path.write_text(_user_file("mine", "user_mech_3", "noisy_count"))
     assert str(folder) not in sys.path
-    spec = scenarios.load(path)
+    spec = load_spec(path)
     assert spec.mechanism.__name__ == "noisy_count"
     # A module that is nowhere says where it was looked for.
     path.write_text(_user_file("mine", "user_mech_missing", "f"))
     with pytest.raises(scenarios.ScenarioFileError, match="scenario file's folder"):
-        scenarios.load(path)
+        load_spec(path)
 
 
 # -- items 2, 4 and 10: a run of two files side by side ---------------------------------------------

@@ -4,22 +4,26 @@
 ``"categorical"`` (atoms ranked by their trained log-likelihood ratio), ``"binned"`` (a smoothed
 histogram log-ratio, for non-monotone ratios), ``"classifier"`` (a scikit-learn classifier's
 log-odds, with float bit-pattern features), a callable ``outputs -> scores``, or ``"auto"``, which
-chooses per pair on training samples only.  Learned statistics are fitted on a training phase of
-fresh samples and frozen before selection, so the accounting of :mod:`audit.selection` is
-unchanged.
+chooses per pair on training samples only.  Named statistics are registered
+(:mod:`audit.statistics.registry`): a new one is one :func:`register_statistic` call.  Learned
+statistics are fitted on a training phase of fresh samples and frozen before selection, so the
+accounting of :mod:`audit.selection` is unchanged.
 """
 
-from .base import KINDS, Statistic, check_statistic, statistic_label
+from .base import Statistic
 from .binned import BinnedStatistic
 from .categorical import CategoricalStatistic
 from .classifier import Classifier, ClassifierStatistic
 from .fit import MIN_AUTO_TRAINING, fit_statistic, held_out_separation, needs_training, training_plan
 from .linear import LinearStatistic, combine_moments, lda_statistic
+from .registry import (FitContext, NamedStatistic, check_statistic, named_statistic, register_statistic,
+                       statistic_label, statistic_names)
 from .training import TrainingChunk, TrainingData, TrainingPlan
 from .user import UserStatistic
 
 __all__ = [
-    "KINDS", "Statistic", "check_statistic", "statistic_label", "BinnedStatistic",
+    "Statistic", "check_statistic", "statistic_label", "FitContext", "NamedStatistic", "named_statistic",
+    "register_statistic", "statistic_names", "BinnedStatistic",
     "CategoricalStatistic", "Classifier", "ClassifierStatistic", "LinearStatistic", "UserStatistic",
     "MIN_AUTO_TRAINING", "fit_statistic", "held_out_separation", "needs_training", "training_plan",
     "combine_moments", "lda_statistic", "TrainingChunk", "TrainingData", "TrainingPlan",

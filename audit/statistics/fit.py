@@ -19,7 +19,6 @@ linear statistic and draws no training samples at all (:func:`needs_training`).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
@@ -32,15 +31,13 @@ from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import Classifier, fit_classifier
 from .linear import LinearStatistic, lda_statistic
+from .registry import RAW_ROWS, FitContext, register_statistic, resolve_statistic
 from .training import TrainingData, TrainingPlan
 from .user import UserStatistic
 
 __all__ = ["training_plan", "needs_training", "fit_statistic", "held_out_separation",
            "MIN_AUTO_TRAINING", "AUTO_ATOMS", "CATEGORICAL_ATOMS", "RAW_ROWS"]
 
-#: Raw rows kept per side for the binned / classifier statistics and the ``"auto"`` comparison.
-RAW_ROWS = 1 << 17
-_RAW_ELEMENTS = 1 << 22
 #: ``"auto"`` treats outputs with at most this many distinct rows as categorical candidates.
 AUTO_ATOMS = 4096
 #: Atoms the explicit ``"categorical"`` statistic accepts.
@@ -53,56 +50,79 @@ _PROXY_DELTAS = (1e-3, 1e-2, 0.05, 0.1)
 _MARGIN_RELATIVE, _MARGIN_ABSOLUTE = 0.03, 0.005
 
 
-def _name(option) -> str:
-    return "classifier" if isinstance(option, Classifier) else option
-
-
 def needs_training(option, output_dim: int, draws: Optional[int] = None) -> bool:
     """Whether the statistic is learned from ``draws`` training draws per side (any number when
-    None).  A 1-D linear statistic and a callable are not learned; nor is ``"auto"`` on a 1-D output
-    given fewer than :data:`MIN_AUTO_TRAINING` draws: its held-out halves would be too small to
-    compare candidates, so it would keep the linear statistic (:func:`_auto`) and the draws would be
-    wasted.  The audit then spends them on the other phases."""
-    option = _name(option)
-    if not isinstance(option, str) or (option == "linear" and output_dim == 1):
-        return False
-    return not (option == "auto" and output_dim == 1 and draws is not None and draws < MIN_AUTO_TRAINING)
+    None): the registered statistic's ``learns`` (:mod:`audit.statistics.registry`).  A callable or a
+    fitted statistic is never learned."""
+    named = resolve_statistic(option)
+    return named is not None and named.learns(output_dim, draws)
 
 
 def training_plan(option, n_train: int, chunk: int, output_dim: int) -> TrainingPlan:
-    """What the training chunks keep for ``option`` (a statistic name)."""
-    option = _name(option)
-    chunks = max(1, math.ceil(n_train / chunk))
-    needs_rows = option in ("auto", "binned", "classifier")
-    cap = min(RAW_ROWS, max(1024, _RAW_ELEMENTS // output_dim))
-    limit = {"auto": AUTO_ATOMS, "categorical": CATEGORICAL_ATOMS}.get(option, 0)
-    return TrainingPlan(moments=output_dim > 1 and option in ("auto", "linear", "binned"),
-                        atom_limit=limit, rows_per_chunk=math.ceil(cap / chunks) if needs_rows else 0)
+    """What the training chunks keep for ``option`` (a registered name or spec)."""
+    return resolve_statistic(option).training_plan(n_train, chunk, output_dim)
 
 
-def fit_statistic(option: Union[str, Callable, Statistic], base: TrainingData, neighbour: TrainingData,
-                  *, claim: Any, seed: int, label: str, output_dim: int) -> tuple[Statistic, dict]:
+def fit_statistic(option: Union[str, Callable, Statistic], base: Optional[TrainingData],
+                  neighbour: Optional[TrainingData], *, claim: Any, seed: int, label: str,
+                  output_dim: int) -> tuple[Statistic, dict]:
     """The frozen statistic of one pair and notes for the report (``label`` names the pair)."""
     if isinstance(option, Statistic):
         return option, {}
-    if isinstance(option, Classifier) or option == "classifier":
-        spec = option if isinstance(option, Classifier) else Classifier()
-        return fit_classifier(base.rows, neighbour.rows, seed=seed, estimator=spec.estimator,
-                              features=spec.features), {}
-    if callable(option) and not isinstance(option, str):
+    named = resolve_statistic(option)
+    if named is None:  # a callable outputs -> scores
         return UserStatistic(option), {}
-    if option == "linear":
-        return _linear(base, neighbour, output_dim), {}
-    if option == "categorical":
-        if base.atoms is None or neighbour.atoms is None:
-            raise ValueError(f"statistic='categorical': pair {label!r} has more than {CATEGORICAL_ATOMS} "
-                             "distinct output rows in training; use 'binned', 'classifier' or 'auto'")
-        return fit_categorical(base.atoms, neighbour.atoms), {}
-    if option == "binned":
-        return _binned(base.rows, neighbour.rows, _linear(base, neighbour, output_dim)), {}
-    if option == "auto":
-        return _auto(base, neighbour, claim, output_dim)
-    raise ValueError(f"unknown statistic {option!r}")
+    spec = None if isinstance(option, str) else option
+    return named.fit(base, neighbour, FitContext(claim, seed, label, output_dim, spec))
+
+
+# -- the built-in statistics -----------------------------------------------------------------------
+def _fit_linear(base, neighbour, context: FitContext):
+    return _linear(base, neighbour, context.output_dim), {}
+
+
+def _fit_categorical(base, neighbour, context: FitContext):
+    if base.atoms is None or neighbour.atoms is None:
+        raise ValueError(f"statistic='categorical': pair {context.label!r} has more than {CATEGORICAL_ATOMS} "
+                         "distinct output rows in training; use 'binned', 'classifier' or 'auto'")
+    return fit_categorical(base.atoms, neighbour.atoms), {}
+
+
+def _fit_binned(base, neighbour, context: FitContext):
+    return _binned(base.rows, neighbour.rows, _linear(base, neighbour, context.output_dim)), {}
+
+
+def _fit_classifier(base, neighbour, context: FitContext):
+    spec = context.spec if isinstance(context.spec, Classifier) else Classifier()
+    return fit_classifier(base.rows, neighbour.rows, seed=context.seed, estimator=spec.estimator,
+                          features=spec.features), {}
+
+
+def _fit_auto(base, neighbour, context: FitContext):
+    return _auto(base, neighbour, context.claim, context.output_dim)
+
+
+def _vector(output_dim: int, draws: Optional[int] = None) -> bool:
+    return output_dim > 1
+
+
+def _auto_learns(output_dim: int, draws: Optional[int] = None) -> bool:
+    """``"auto"`` on a 1-D output given fewer than :data:`MIN_AUTO_TRAINING` draws learns nothing:
+    its held-out halves would be too small to compare candidates, so it would keep the linear
+    statistic (:func:`_auto`) and the draws would be wasted; the audit spends them elsewhere."""
+    return not (output_dim == 1 and draws is not None and draws < MIN_AUTO_TRAINING)
+
+
+register_statistic("auto", _fit_auto, learns=_auto_learns, moments=_vector, atom_limit=AUTO_ATOMS, raw_rows=True,
+                   summary="chosen per pair on training draws among linear, categorical and binned")
+register_statistic("linear", _fit_linear, learns=_vector, moments=_vector,
+                   summary="the output (1-D) or Fisher's discriminant <w, output>")
+register_statistic("categorical", _fit_categorical, atom_limit=CATEGORICAL_ATOMS,
+                   summary="distinct output rows ranked by their trained log-likelihood ratio")
+register_statistic("binned", _fit_binned, moments=_vector, raw_rows=True,
+                   summary="a smoothed histogram log-ratio of the output or of Fisher's projection")
+register_statistic("classifier", _fit_classifier, raw_rows=True,
+                   summary="a scikit-learn classifier's log-odds (needs the learn extra)")
 
 
 def _linear(base, neighbour, output_dim) -> LinearStatistic:

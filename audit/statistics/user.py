@@ -7,7 +7,8 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Statistic, statistic_label
+from .base import Statistic
+from .registry import statistic_label
 
 __all__ = ["UserStatistic"]
 

@@ -1,234 +1,24 @@
-"""Privacy claims: (ε, δ)-DP, pure ε-DP and μ-GDP, each under a neighbour relation.
+"""Claims stated as a curve: ρ-zCDP, Rényi DP at given orders, and a privacy profile δ(ε).
 
-A claim is a lower bound on the trade-off curve of every pair of neighbours (Dong, Roth & Su
-2022): (ε, δ)-DP ⇔ T ≥ f_{ε,δ} with
-
-    f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)},
-
-pure ε-DP is δ = 0, and μ-GDP ⇔ T ≥ G_μ (GROUND_TRUTH §1, §3).  Every claim therefore also
-implies a privacy profile δ_claim(ε') = sup_α [1 − f(α) − e^{ε'} α]; for f_{ε,δ} this is
-max(δ, 1 − (1 − δ)(1 + e^{ε'})/(1 + e^ε)).  The audit engine compares certified bounds with
-these curves, so a claim never needs to know which quantity contradicted it.
+Each is known through its implied privacy profile δ_c(ε) (:mod:`mechanisms.conversions`), from
+which its ε(δ) and a trade-off curve on or below the one it implies follow.  Reports state their
+headline ε at ``reference_delta`` (default 1e-5, as for GDP claims).
 """
 
 from __future__ import annotations
 
-import abc
 import functools
 import math
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from .conversions import (epsilon_grid, profile_epsilon, profile_tradeoff, rdp_to_delta,
-                          zcdp_to_delta)
-from .gdp import gdp_delta, gdp_epsilon, gdp_tradeoff
-from .validation import check_finite_positive, check_open_unit
+from ..validation import check_finite_positive, check_open_unit
+from ..conversions import epsilon_grid, profile_epsilon, profile_tradeoff, rdp_to_delta, zcdp_to_delta
+from .base import Claim, Relation, _check_keys, _number_or_numbers, as_relation
 
-__all__ = ["Relation", "Claim", "approx_tradeoff", "ApproxDP", "PureDP", "GaussianDP", "ZCDP", "RenyiDP",
-           "ProfileClaim", "as_relation", "claim_from_dict"]
-
-
-class Relation(str, Enum):
-    """Neighbour relations: add or remove one row, or replace one row (same size)."""
-
-    ADD_REMOVE = "add-remove"
-    REPLACE = "replace"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-def as_relation(value) -> Relation:
-    """Parse a relation (exact names only), naming the parameter on failure."""
-    if isinstance(value, Relation):
-        return value
-    if not isinstance(value, str):
-        raise TypeError(f"`relation` must be 'add-remove' or 'replace', got {value!r}")
-    try:
-        return Relation(value)
-    except ValueError:
-        raise ValueError(f"`relation` must be 'add-remove' or 'replace', got {value!r}") from None
-
-
-def approx_tradeoff(alpha, epsilon: float, delta: float) -> np.ndarray:
-    """f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)} (Kairouz et al. 2015), vectorized."""
-    alpha = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
-    e = math.exp(epsilon) if epsilon < 700 else math.inf
-    with np.errstate(over="ignore", invalid="ignore"):
-        first = 1.0 - delta - np.where(alpha > 0, e * alpha, 0.0)
-    second = (1.0 - delta - alpha) / e
-    return np.maximum(0.0, np.maximum(first, second))
-
-
-def _approx_delta_at(epsilon_prime, epsilon: float, delta: float) -> np.ndarray:
-    epsilon_prime = np.asarray(epsilon_prime, dtype=np.float64)
-    # 1 − (1−δ)(1 + e^{ε'})/(1 + e^ε), written with exp of differences to avoid overflow.
-    ratio = np.exp(-np.logaddexp(0.0, epsilon)) * (1.0 + np.exp(np.minimum(epsilon_prime, 700.0)))
-    return np.maximum(delta, 1.0 - (1.0 - delta) * ratio)
-
-
-def _approx_epsilon_at(delta_prime: float, epsilon: float, delta: float) -> float:
-    if delta_prime < delta:
-        return math.inf
-    if delta_prime >= 1.0:
-        return 0.0
-    # e^{ε'} = (1 − δ')(1 + e^ε)/(1 − δ) − 1
-    log_value = math.log1p(-delta_prime) + np.logaddexp(0.0, epsilon) - math.log1p(-delta)
-    value = math.expm1(log_value) if log_value < 700 else math.inf
-    return max(0.0, math.log(value)) if value > 0 else 0.0
-
-
-class Claim(abc.ABC):
-    """What the audit engine needs from a claim, whatever privacy notion states it.
-
-    Attributes every claim has: ``relation`` (:class:`Relation`), ``epsilon`` and ``delta`` (the
-    headline (ε, δ) point the report states: δ = ``reference_delta``, ε = ``epsilon_at(δ)``) and
-    ``reference_delta``.  Methods: :meth:`tradeoff` (the claimed lower bound on every neighbour
-    pair's trade-off curve, symmetric f = f⁻¹), :meth:`delta_at` (implied profile),
-    :meth:`epsilon_at` (implied ε(δ)) and :meth:`to_dict`.  A certified point strictly below
-    ``tradeoff`` refutes the claim.
-    """
-
-    relation: "Relation"
-
-    @abc.abstractmethod
-    def tradeoff(self, alpha) -> np.ndarray:
-        """Claimed lower bound on every neighbour pair's trade-off curve."""
-
-    @abc.abstractmethod
-    def delta_at(self, epsilon) -> np.ndarray:
-        """The largest δ the claim allows at ε' (its implied privacy profile)."""
-
-    @abc.abstractmethod
-    def epsilon_at(self, delta: float) -> float:
-        """The largest ε the claim allows at δ'."""
-
-    @abc.abstractmethod
-    def to_dict(self) -> dict:
-        """JSON-able description; :func:`claim_from_dict` inverts it."""
-
-
-@dataclass(frozen=True)
-class ApproxDP(Claim):
-    """(ε, δ)-differential privacy under ``relation`` (Dwork & Roth 2014, Def. 2.4)."""
-
-    epsilon: float
-    delta: float
-    relation: Relation = Relation.ADD_REMOVE
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_finite_positive("epsilon", self.epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", self.delta))
-        object.__setattr__(self, "relation", as_relation(self.relation))
-
-    def tradeoff(self, alpha) -> np.ndarray:
-        """The claimed lower bound f_{ε,δ}(α) on every neighbour pair's trade-off curve."""
-        return approx_tradeoff(alpha, self.epsilon, self.delta)
-
-    def delta_at(self, epsilon) -> np.ndarray:
-        """The largest δ the claim allows at ε' (its implied privacy profile)."""
-        return _approx_delta_at(epsilon, self.epsilon, self.delta)
-
-    def epsilon_at(self, delta: float) -> float:
-        """The largest ε the claim allows at δ' (``inf`` for δ' < δ)."""
-        return _approx_epsilon_at(delta, self.epsilon, self.delta)
-
-    @property
-    def reference_delta(self) -> float:
-        """The δ at which reports state their headline ε bound."""
-        return self.delta
-
-    def __str__(self) -> str:
-        return f"({self.epsilon:g}, {self.delta:g})-DP [{self.relation}]"
-
-    def to_dict(self) -> dict:
-        return {"type": "approx-dp", "epsilon": self.epsilon, "delta": self.delta,
-                "relation": self.relation.value}
-
-
-@dataclass(frozen=True)
-class PureDP(Claim):
-    """Pure ε-differential privacy under ``relation`` (δ = 0)."""
-
-    epsilon: float
-    relation: Relation = Relation.ADD_REMOVE
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_finite_positive("epsilon", self.epsilon))
-        object.__setattr__(self, "relation", as_relation(self.relation))
-
-    @property
-    def delta(self) -> float:
-        return 0.0
-
-    def tradeoff(self, alpha) -> np.ndarray:
-        """f_{ε,0}(α) = max{0, 1 − e^ε α, e^{−ε}(1 − α)}."""
-        return approx_tradeoff(alpha, self.epsilon, 0.0)
-
-    def delta_at(self, epsilon) -> np.ndarray:
-        return _approx_delta_at(epsilon, self.epsilon, 0.0)
-
-    def epsilon_at(self, delta: float) -> float:
-        return _approx_epsilon_at(delta, self.epsilon, 0.0)
-
-    @property
-    def reference_delta(self) -> float:
-        return 0.0
-
-    def __str__(self) -> str:
-        return f"{self.epsilon:g}-DP [{self.relation}]"
-
-    def to_dict(self) -> dict:
-        return {"type": "pure-dp", "epsilon": self.epsilon, "relation": self.relation.value}
-
-
-@dataclass(frozen=True)
-class GaussianDP(Claim):
-    """μ-Gaussian differential privacy under ``relation`` (Dong, Roth & Su 2022): T ≥ G_μ.
-
-    Reports state the headline ε bound of a GDP claim at ``reference_delta`` = 1e-5.
-    """
-
-    mu: float
-    relation: Relation = Relation.ADD_REMOVE
-
-    reference_delta = 1e-5
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", check_finite_positive("mu", self.mu))
-        object.__setattr__(self, "relation", as_relation(self.relation))
-
-    @property
-    def epsilon(self) -> float:
-        """The ε this claim implies at ``reference_delta``."""
-        return gdp_epsilon(self.reference_delta, self.mu)
-
-    @property
-    def delta(self) -> float:
-        return self.reference_delta
-
-    def tradeoff(self, alpha) -> np.ndarray:
-        return gdp_tradeoff(alpha, self.mu)
-
-    def delta_at(self, epsilon) -> np.ndarray:
-        return gdp_delta(np.maximum(np.asarray(epsilon, dtype=np.float64), 0.0), self.mu)
-
-    def epsilon_at(self, delta: float) -> float:
-        if delta <= 0:
-            return math.inf
-        if delta >= 1:
-            return 0.0
-        return gdp_epsilon(delta, self.mu)
-
-    def __str__(self) -> str:
-        return f"{self.mu:g}-GDP [{self.relation}]"
-
-    def to_dict(self) -> dict:
-        return {"type": "gdp", "mu": self.mu, "relation": self.relation.value}
-
+__all__ = ["DEFAULT_REFERENCE_DELTA", "ZCDP", "RenyiDP", "ProfileClaim"]
 
 #: Headline δ of claims stated as a curve (zCDP, Rényi DP, privacy profiles), as for GDP.
 DEFAULT_REFERENCE_DELTA = 1e-5
@@ -291,6 +81,10 @@ class ZCDP(_ProfileBased):
     relation: Relation = Relation.ADD_REMOVE
     reference_delta: float = DEFAULT_REFERENCE_DELTA
 
+    kind = "zcdp"
+    config_keys = ("rho", "reference_delta")
+    required_keys = ("rho",)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "rho", check_finite_positive("rho", self.rho))
         object.__setattr__(self, "relation", as_relation(self.relation))
@@ -299,11 +93,12 @@ class ZCDP(_ProfileBased):
     def delta_at(self, epsilon) -> np.ndarray:
         return zcdp_to_delta(np.maximum(np.asarray(epsilon, dtype=np.float64), 0.0), self.rho)
 
-    def __str__(self) -> str:
-        return f"{self.rho:g}-zCDP [{self.relation}]"
+    @property
+    def label(self) -> str:
+        return f"{self.rho:g}-zCDP"
 
     def to_dict(self) -> dict:
-        return {"type": "zcdp", "rho": self.rho, "relation": self.relation.value,
+        return {"type": self.kind, "rho": self.rho, "relation": self.relation.value,
                 "reference_delta": self.reference_delta}
 
 
@@ -330,6 +125,10 @@ class RenyiDP(_ProfileBased):
     relation: Relation = Relation.ADD_REMOVE
     reference_delta: float = DEFAULT_REFERENCE_DELTA
 
+    kind = "rdp"
+    config_keys = ("orders", "epsilons", "reference_delta")
+    required_keys = ("orders", "epsilons")
+
     def __post_init__(self) -> None:
         orders = _float_tuple("orders", self.orders)
         epsilons = _float_tuple("epsilons", self.epsilons)
@@ -349,13 +148,14 @@ class RenyiDP(_ProfileBased):
         epsilon = np.maximum(np.asarray(epsilon, dtype=np.float64), 0.0)
         return rdp_to_delta(epsilon, self.orders, self.epsilons)
 
-    def __str__(self) -> str:
+    @property
+    def label(self) -> str:
         if len(self.orders) == 1:
-            return f"({self.orders[0]:g}, {self.epsilons[0]:g})-RDP [{self.relation}]"
-        return f"RDP at {len(self.orders)} orders [{self.relation}]"
+            return f"({self.orders[0]:g}, {self.epsilons[0]:g})-RDP"
+        return f"RDP at {len(self.orders)} orders"
 
     def to_dict(self) -> dict:
-        return {"type": "rdp", "orders": list(self.orders), "epsilons": list(self.epsilons),
+        return {"type": self.kind, "orders": list(self.orders), "epsilons": list(self.epsilons),
                 "relation": self.relation.value, "reference_delta": self.reference_delta}
 
 
@@ -382,7 +182,9 @@ class ProfileClaim(_ProfileBased):
 
     ``profile`` maps an array of ε ≥ 0 to δ ∈ [0, 1] (a scalar function is applied element by
     element).  Build one from an accountant with :meth:`from_dp_event` or from a table with
-    :meth:`from_table`.  The report states the headline ε at ``reference_delta``.
+    :meth:`from_table`.  The report states the headline ε at ``reference_delta``.  Its scenario-file
+    table gives ``epsilons`` and ``deltas``, or ``callable = "module:attribute"`` naming a δ(ε)
+    function or a dp-accounting ``DpEvent``.
     """
 
     profile: Callable[[np.ndarray], Any]
@@ -393,6 +195,9 @@ class ProfileClaim(_ProfileBased):
     #: Optional δ ↦ inf{ε : δ(ε) ≤ δ} of the same profile (e.g. an accountant's own inverse),
     #: used by :meth:`epsilon_at` instead of bisection.
     inverse: Optional[Callable[[float], float]] = field(default=None, compare=False, repr=False)
+
+    kind = "profile"
+    config_keys = ("epsilons", "deltas", "callable", "reference_delta", "label")
 
     def __post_init__(self) -> None:
         if not callable(self.profile):
@@ -478,40 +283,51 @@ class ProfileClaim(_ProfileBased):
         return cls(profile, relation, reference_delta, f"PLD profile of {event}", {"dp_event": str(event)},
                    inverse=accountant.get_epsilon)
 
-    def __str__(self) -> str:
-        return f"{self.label} [{self.relation}]"
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any], relation: Any, *,
+                    load_object: Optional[Callable[[str, str], Any]] = None) -> "ProfileClaim":
+        """``epsilons`` and ``deltas`` of a table, or ``callable = "module:attribute"`` naming a
+        δ(ε) function or a dp-accounting ``DpEvent`` (imported with ``load_object``); both take an
+        optional ``reference_delta`` (and a table an optional ``label``)."""
+        _check_keys(cls, table)
+        options = {}
+        if "reference_delta" in table:
+            options["reference_delta"] = _number_or_numbers("reference_delta", table["reference_delta"])
+        if "callable" in table:
+            if "epsilons" in table or "deltas" in table:
+                raise ValueError(f"`callable` cannot be given together with `epsilons`/`deltas`, "
+                                 f"got {table['callable']!r}")
+            if load_object is None:
+                raise ValueError(f"`callable` names code to import, which only a scenario file may do, "
+                                 f"got {table['callable']!r}")
+            target = load_object("callable", table["callable"])
+            if type(target).__module__.startswith("dp_accounting"):
+                return cls.from_dp_event(target, relation, **options)
+            return cls(target, relation, label=f"profile {table['callable']}", **options)
+        for key in ("epsilons", "deltas"):
+            if key not in table:
+                raise ValueError(f"`{key}` is missing (required by a profile claim)")
+        if "label" in table:
+            options["label"] = table["label"]
+        return cls.from_table(_number_or_numbers("epsilons", table["epsilons"]),
+                              _number_or_numbers("deltas", table["deltas"]), relation, **options)
 
     def to_dict(self) -> dict:
         """Type, label, relation and the profile tabulated (a table claim's own rows, else 200 ε),
         enough to rebuild a conservative step-function claim with :func:`claim_from_dict`."""
         if self.source is not None and "deltas" in self.source:
-            return {"type": "profile", "label": self.label, "relation": self.relation.value,
+            return {"type": self.kind, "label": self.label, "relation": self.relation.value,
                     "reference_delta": self.reference_delta, **self.source}
         upper = min(self.epsilon_at(TRADEOFF_GRID_DELTA), TRADEOFF_GRID_MAX_EPSILON)
         upper = upper if math.isfinite(upper) and upper > 0 else TRADEOFF_GRID_MAX_EPSILON
         grid = np.linspace(0.0, upper, _TABLE_POINTS)
-        return {"type": "profile", "label": self.label, "relation": self.relation.value,
+        return {"type": self.kind, "label": self.label, "relation": self.relation.value,
                 "reference_delta": self.reference_delta, "source": self.source,
                 "epsilons": grid.tolist(), "deltas": self.delta_at(grid).tolist()}
 
-
-def claim_from_dict(data: dict) -> Claim:
-    """Inverse of ``Claim.to_dict`` (a profile claim comes back as its tabulated step function)."""
-    kind = data.get("type")
-    relation = data.get("relation", "add-remove")
-    reference = data.get("reference_delta", DEFAULT_REFERENCE_DELTA)
-    if kind == "approx-dp":
-        return ApproxDP(data["epsilon"], data["delta"], relation)
-    if kind == "pure-dp":
-        return PureDP(data["epsilon"], relation)
-    if kind == "gdp":
-        return GaussianDP(data["mu"], relation)
-    if kind == "zcdp":
-        return ZCDP(data["rho"], relation, reference)
-    if kind == "rdp":
-        return RenyiDP(data["orders"], data["epsilons"], relation, reference)
-    if kind == "profile":
-        return ProfileClaim.from_table(data["epsilons"], data["deltas"], relation,
-                                       reference_delta=reference, label=data.get("label", "privacy profile"))
-    raise ValueError(f"claim `type` must be 'approx-dp', 'pure-dp', 'gdp', 'zcdp', 'rdp' or "
-                     f"'profile', got {kind!r}")
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "ProfileClaim":
+        """A profile claim's dict comes back as its tabulated step function (what the table implies)."""
+        return cls.from_table(data["epsilons"], data["deltas"], data.get("relation", "add-remove"),
+                              reference_delta=data.get("reference_delta", DEFAULT_REFERENCE_DELTA),
+                              label=data.get("label", "privacy profile"))
