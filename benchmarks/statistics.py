@@ -31,7 +31,8 @@ from scipy import integrate, stats
 
 import scenarios
 from audit import run_audit
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots
 from audit.bounds import epsilon_lower_bound
 from audit.statistics.atoms import row_keys
 from mechanisms import ApproxDP, PureDP
