@@ -59,7 +59,8 @@ from .executor import make_executor
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
 from .search import is_search, resolve_search
-from .selection import DELTA_GRID, claimed_value, headline_slots
+from .selection import DELTA_GRID
+from .slots import MU, Slot
 from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, quick_entropy, run_stage,
                      stage_draws)
 from .settings import AuditSettings
@@ -384,15 +385,15 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
     alpha_hi = np.array([c.alpha_hi for c in certified])
     beta_hi = np.array([c.beta_hi for c in certified])
     owner = np.array([c.event.pair for c in certified])
-    slots = headline_slots(claim)
 
     def quantity(points, slot):  # per event: its certified value of the quantity of ``slot``
         tested = np.array([c.bound if c.event.slot == slot else 0.0 for c in certified])
         return np.where(joint, np.nan_to_num(tested, nan=0.0), np.nan_to_num(points, nan=0.0))
 
-    eps_ref = quantity(epsilon_lower_bound(alpha_hi, beta_hi, ref_delta), slots[0] if len(slots) > 1 else "")
-    delta_ref = quantity(delta_lower_bound(alpha_hi, beta_hi, ref_epsilon), slots[1] if len(slots) > 1 else "")
-    mus = quantity(mu_lower_bound(alpha_hi, beta_hi), "mu")
+    # A GDP claim has no ε or δ headline event: its ε and δ come from the curve events alone.
+    eps_ref = quantity(epsilon_lower_bound(alpha_hi, beta_hi, ref_delta), Slot.epsilon_at(ref_delta))
+    delta_ref = quantity(delta_lower_bound(alpha_hi, beta_hi, ref_epsilon), Slot.delta_at(ref_epsilon))
+    mus = quantity(mu_lower_bound(alpha_hi, beta_hi), MU)
     curve = epsilon_lower_bound(alpha_hi[None, ~joint], beta_hi[None, ~joint], DELTA_GRID[:, None]).max(axis=1)
 
     exact_tradeoff = _exact(mechanism, "tradeoff", PLOT_ALPHAS, relation=relation)
@@ -411,7 +412,7 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
     violated = below_curve(alpha_hi, beta_hi, claim.tradeoff) & ~joint
     claimed_beta = claim.tradeoff(alpha_hi)
     tested = tuple(JointViolation(pairs[c.event.pair].label, c.event.slot, c.bound,
-                                  claimed_value(c.event.slot, claim), c.count_a, c.count_b, c.n)
+                                  c.event.slot.allowed_by(claim), c.count_a, c.count_b, c.n)
                    for c in certified if c.refutes)
     violations = tested + tuple(sorted(
         (Violation(pairs[c.event.pair].label, c.event.slot, c.alpha_hi, c.beta_hi, float(claimed_beta[i]))

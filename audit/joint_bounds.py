@@ -50,6 +50,7 @@ from mechanisms.gdp import gdp_tradeoff
 
 from .bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .intervals import cp_lower, cp_upper
+from .slots import Quantity, Slot
 
 __all__ = ["SlotQuantity", "slot_quantity", "JointTest"]
 
@@ -69,28 +70,29 @@ _TOLERANCE = 1e-4
 
 @dataclass(frozen=True)
 class SlotQuantity:
-    """A headline quantity: its functional F(α, β) and its level curves β = f_v(α)."""
+    """A headline slot's quantity: its functional F(α, β) and its level curves β = f_v(α)."""
 
-    name: str
+    slot: Slot
     value: Callable[[np.ndarray, np.ndarray], np.ndarray]
     curve: Callable[[float, np.ndarray], np.ndarray]
     upper: float  # no bound can exceed this (1 for δ, ∞ otherwise)
 
 
-def slot_quantity(slot: str) -> SlotQuantity:
-    """The quantity of a headline slot: ``"epsilon@δ"``, ``"delta@ε"`` or ``"mu"``."""
-    kind, _, parameter = slot.partition("@")
-    if kind == "epsilon":
-        delta = float(parameter)
+def slot_quantity(slot: Slot) -> SlotQuantity:
+    """The quantity of a headline slot: ε at δ, δ at ε or μ (module docstring)."""
+    if not isinstance(slot, Slot):
+        raise TypeError(f"`slot` must be an audit.slots.Slot, got {slot!r}")
+    if slot.quantity is Quantity.EPSILON:
+        delta = slot.at
         return SlotQuantity(slot, lambda a, b: epsilon_lower_bound(a, b, delta),
                             lambda v, a: approx_tradeoff(a, v, delta), np.inf)
-    if kind == "delta":
-        epsilon = float(parameter)
+    if slot.quantity is Quantity.DELTA:
+        epsilon = slot.at
         return SlotQuantity(slot, lambda a, b: delta_lower_bound(a, b, epsilon),
                             lambda v, a: approx_tradeoff(a, epsilon, v), 1.0)
-    if kind == "mu":
+    if slot.quantity is Quantity.MU:
         return SlotQuantity(slot, mu_lower_bound, lambda v, a: gdp_tradeoff(a, v), np.inf)
-    raise ValueError(f"`slot` must be 'epsilon@<delta>', 'delta@<epsilon>' or 'mu', got {slot!r}")
+    raise ValueError(f"`slot` must be a headline slot (ε at δ, δ at ε or μ), got {slot.key!r}")
 
 
 def _at_least(k, n, p) -> np.ndarray:
@@ -107,13 +109,14 @@ def _below(k, n, p) -> np.ndarray:
 
 class JointTest:
     """The joint test of one event's counts (``count_a`` of ``n`` on the side the event is more
-    likely under, ``count_b`` of ``n`` on the other) for a headline ``slot`` at ``level``.
+    likely under, ``count_b`` of ``n`` on the other) for a headline ``slot`` (ε at δ, δ at ε or μ)
+    at ``level``.
 
     :meth:`p_value` tests H₀(v); :meth:`lower_bound` inverts it (see the module docstring).
     Everything that does not depend on v is computed once here.
     """
 
-    def __init__(self, slot: str, count_a: int, count_b: int, n: int, level: float):
+    def __init__(self, slot: Slot, count_a: int, count_b: int, n: int, level: float):
         if not 0.0 < level < 0.5:
             raise ValueError(f"`level` must be in (0, 0.5), got {level!r}")
         if not (0 <= count_a <= n and 0 <= count_b <= n and n >= 1):

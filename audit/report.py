@@ -18,6 +18,8 @@ from typing import Any, Optional, Union
 
 from mechanisms.claims import claim_label as registered_claim_label
 
+from .slots import Slot
+
 __all__ = ["Verdict", "Violation", "JointViolation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
            "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text", "statistic_text",
            "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
@@ -182,35 +184,32 @@ class Violation:
     """A certified test whose error bounds lie below the claimed trade-off curve."""
 
     pair: str
-    slot: str
+    slot: Slot  # the curve slot its event was chosen for (a point of the curves, or the band)
     alpha_hi: float
     beta_hi: float
     claimed_beta: float
 
     @property
     def message(self) -> str:
-        return (f"pair {self.pair!r} ({self.slot}): a test with type-I error ≤ {self.alpha_hi:.4g} and "
+        return (f"pair {self.pair!r} ({self.slot.key}): a test with type-I error ≤ {self.alpha_hi:.4g} and "
                 f"type-II error ≤ {self.beta_hi:.4g}, but the claim requires type-II error ≥ "
                 f"{self.claimed_beta:.4g} at that type-I error")
 
     def to_dict(self) -> dict:
-        return {"pair": self.pair, "slot": self.slot, "alpha_hi": self.alpha_hi,
+        return {"pair": self.pair, "slot": self.slot.key, "alpha_hi": self.alpha_hi,
                 "beta_hi": self.beta_hi, "claimed_beta": self.claimed_beta, "message": self.message}
-
-
-_QUANTITY_NAMES = {"epsilon": "ε", "delta": "δ", "mu": "μ"}
 
 
 @dataclass(frozen=True)
 class JointViolation:
     """A headline event whose joint test certifies its quantity above what the claim allows.
 
-    ``slot`` names the quantity ("epsilon@δ", "delta@ε" or "mu"); ``bound`` is its certified lower
+    ``slot`` is the quantity (ε at a δ, δ at an ε or μ); ``bound`` is its certified lower
     bound and ``claimed`` the claim's value; the counts are the event's certification counts.
     """
 
     pair: str
-    slot: str
+    slot: Slot
     bound: float
     claimed: float
     count_more_likely: int
@@ -219,15 +218,12 @@ class JointViolation:
 
     @property
     def message(self) -> str:
-        kind, _, at = self.slot.partition("@")
-        name = _QUANTITY_NAMES.get(kind, kind)
-        where = f" at {'δ' if kind == 'epsilon' else 'ε'} = {float(at):.4g}" if at else ""
         return (f"pair {self.pair!r}: one event ({self.count_more_likely:,} vs {self.count_other:,} of "
-                f"{self.n:,} draws) certifies {name}{where} ≥ {self.bound:.4g}, but the claim allows "
+                f"{self.n:,} draws) certifies {self.slot.label} ≥ {self.bound:.4g}, but the claim allows "
                 f"at most {self.claimed:.4g}")
 
     def to_dict(self) -> dict:
-        return {"pair": self.pair, "slot": self.slot, "test": "joint", "bound": self.bound,
+        return {"pair": self.pair, "slot": self.slot.key, "test": "joint", "bound": self.bound,
                 "claimed": self.claimed, "count_more_likely": self.count_more_likely,
                 "count_other": self.count_other, "n": self.n, "message": self.message}
 

@@ -27,20 +27,16 @@ is identical for any ``n_jobs`` or backend.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable, Optional
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from mechanisms.claims import GaussianDP, PureDP
-
-from .bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .executor import make_executor
-from .intervals import cp_lower, cp_upper
 from .sampling import (BIT_GENERATOR, chunk_plan, chunk_size_for, draw_outputs, lda_statistic,
                        single_threaded_blas)
-from .selection import headline_slots
+from .scoring import ClaimUsage, Spacing, claim_usage, threshold_events
+from .slots import headline_slots
 
 __all__ = ["EXPLORATION_KEY", "SCORE_LEVEL", "CandidateScore", "score_candidate",
            "fisher_projection", "run_search", "resolve_search", "is_search"]
@@ -56,17 +52,9 @@ MAX_THRESHOLDS = 2048
 FIRST_SPREAD = 0.3
 
 
-@dataclass(frozen=True)
-class CandidateScore:
-    """Estimates of the headline quantities on exploration samples (not certified).
-
-    ``slots[i]`` estimates the quantity of ``audit.selection.headline_slots(claim)[i]``; ``value``
-    is the largest fraction of the claim reached: ε/ε_claim, δ/δ_claim (approximate DP), μ/μ_claim
-    (GDP).  A value above 1 suggests a violation.
-    """
-
-    value: float
-    slots: tuple[float, ...]
+#: A candidate pair's score: how much of the claim its best events appear to use on exploration
+#: samples (:class:`audit.scoring.ClaimUsage`; not certified).  A value above 1 suggests a violation.
+CandidateScore = ClaimUsage
 
 
 def fisher_projection(base: np.ndarray, neighbour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,42 +70,18 @@ def fisher_projection(base: np.ndarray, neighbour: np.ndarray) -> tuple[np.ndarr
     return statistic(base), statistic(neighbour)
 
 
-#: Exploration sizes up to which the Clopper–Pearson bounds of every count are tabulated once per
-#: process (they were 75% of the time per candidate when computed per threshold).
-_TABLE_LIMIT = 200_000
-
-
-@lru_cache(maxsize=4)
-def _cp_table(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
-    counts = np.arange(n + 1)
-    return cp_upper(counts, n, level), cp_lower(counts, n, level)
-
-
-def _cp_bounds(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
-    """(α_hi, β_hi) = (upper bound of count_b/n, 1 − lower bound of count_a/n), exact CP."""
-    if n <= _TABLE_LIMIT:
-        upper, lower = _cp_table(n, level)
-        return upper[count_b], 1.0 - lower[count_a]
-    return cp_upper(count_b, n, level), 1.0 - cp_lower(count_a, n, level)
-
-
-def _tail_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """#{v ≥ t} for each threshold t."""
-    ordered = np.sort(values)
-    return ordered.size - np.searchsorted(ordered, thresholds, side="left")
-
-
 def score_candidate(base_outputs: np.ndarray, neighbour_outputs: np.ndarray, claim: Any, *,
                     statistic: Callable = fisher_projection, level: float = SCORE_LEVEL) -> CandidateScore:
     """How much of ``claim`` one pair appears to use, from exploration outputs of both datasets.
 
     The outputs are reduced to a 1-D statistic T (``statistic``, swappable: a learned statistic
-    can replace Fisher's discriminant), and every threshold event {T ≥ t} is scored in both
-    orientations exactly as the audit will certify it: with one-sided Clopper–Pearson bounds at
-    ``level`` giving (α_hi, β_hi), the headline quantities are ε ≥ ln((1 − δ − β_hi)/α_hi) at the
-    claim's δ, δ ≥ 1 − β_hi − e^ε α_hi at its ε, μ ≥ Φ⁻¹(1 − α_hi) − Φ⁻¹(β_hi) (GROUND_TRUTH §3),
-    each maximised over events.  Pessimistic bounds rather than point estimates keep rare events
-    (an output never seen on one side) from scoring infinite on a handful of draws.
+    can replace Fisher's discriminant), and every threshold event {T ≥ t} (at most
+    :data:`MAX_THRESHOLDS` thresholds, :attr:`audit.scoring.Spacing.RANKS`) is scored in both
+    orientations exactly as the audit will certify it: with exact one-sided Clopper–Pearson bounds
+    at ``level`` giving (α_hi, β_hi), the headline quantities are ε ≥ ln((1 − δ − β_hi)/α_hi) at
+    the claim's δ, δ ≥ 1 − β_hi − e^ε α_hi at its ε, μ ≥ Φ⁻¹(1 − α_hi) − Φ⁻¹(β_hi)
+    (docs/ground-truth.md §3), each maximised over events, and the score is the largest fraction
+    of the claim they reach (:func:`audit.scoring.claim_usage`).
 
     Parameters
     ----------
@@ -126,35 +90,8 @@ def score_candidate(base_outputs: np.ndarray, neighbour_outputs: np.ndarray, cla
     claim : ApproxDP, PureDP or GaussianDP
     """
     t0, t1 = statistic(base_outputs, neighbour_outputs)
-    n = t0.size
-    pooled = np.unique(np.concatenate([t0, t1]))
-    if pooled.size > MAX_THRESHOLDS:
-        grid = pooled[np.linspace(0, pooled.size - 1, MAX_THRESHOLDS).astype(np.int64)]
-        extremes = [t0.max(), t1.max(), t0.min(), t1.min()]
-        after = np.searchsorted(pooled, extremes, side="right")
-        extremes += [pooled[i] for i in after if i < pooled.size]  # just above a side's maximum
-        pooled = np.unique(np.concatenate([grid, extremes]))
-    thresholds = pooled[1:]  # {T ≥ min} is everything: no information
-    c0, c1 = _tail_counts(t0, thresholds), _tail_counts(t1, thresholds)
-    count_a = np.concatenate([c1, c0])  # orientation 0: more likely under the neighbour
-    count_b = np.concatenate([c0, c1])
-    alpha_hi, beta_hi = _cp_bounds(count_a, count_b, n, level)
-    estimates, fractions = [], []
-    for slot in headline_slots(claim):
-        kind, _, value = slot.partition("@")
-        if kind == "epsilon":
-            estimate = float(epsilon_lower_bound(alpha_hi, beta_hi, float(value)).max())
-            fractions.append(estimate / claim.epsilon)
-        elif kind == "delta":
-            estimate = float(delta_lower_bound(alpha_hi, beta_hi, float(value)).max())
-            if not isinstance(claim, PureDP):  # for pure claims ε at δ = 0 says the same
-                fractions.append(estimate / claim.delta)
-        else:
-            estimate = float(mu_lower_bound(alpha_hi, beta_hi).max())
-            if isinstance(claim, GaussianDP):
-                fractions.append(estimate / claim.mu)
-        estimates.append(estimate)
-    return CandidateScore(max(fractions), tuple(estimates))
+    events = threshold_events(t0, t1, limit=MAX_THRESHOLDS, spacing=Spacing.RANKS)
+    return claim_usage(claim, events.points(level, exact=True))
 
 
 @dataclass(frozen=True)
@@ -232,7 +169,7 @@ class _Plan:
 
 
 def _rank_key(score: CandidateScore, slot: Optional[int]):
-    return (score.slots[slot], score.value) if slot is not None else (score.value,)
+    return (score.estimates[slot], score.value) if slot is not None else (score.value,)
 
 
 def _choose(ranked: list, m: int, slots: int) -> list:
@@ -288,9 +225,9 @@ def run_search(mechanism: Any, name: str, spec: Any, claim: Any, *, entropy: int
         "budget": spec.budget, "candidates_tried": len(ranked), "explore_samples": spec.explore_samples,
         "rounds": spec.rounds, "m": spec.m, "seed": plan.seed_value, "score_level": SCORE_LEVEL,
         "score": "largest fraction of the claim reached on exploration samples (not certified)",
-        "slots": list(slots),
+        "slots": [slot.key for slot in slots],
         "audited": [{"label": _label(rank, entry), "candidate": entry[0], "kind": entry[1].kind,
-                     "exploration_score": entry[2].value, "slot_estimates": list(entry[2].slots)}
+                     "exploration_score": entry[2].value, "slot_estimates": list(entry[2].estimates)}
                     for rank, entry in enumerate(chosen)],
         "best_unaudited_score": rest[0][2].value if rest else None,
         "best_unaudited_candidate": rest[0][0] if rest else None,

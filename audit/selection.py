@@ -62,12 +62,13 @@ from typing import Optional
 import numpy as np
 from scipy import special
 
-from .bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
-from .intervals import cp_for_choosing, cp_lower, cp_upper
+from .intervals import cp_lower, cp_upper
 from .joint_bounds import JointTest
+from .scoring import choosing_points, slot_values
+from .slots import MU, TRADEOFF, Slot, curve_slots
 
 __all__ = ["DELTA_GRID", "ALPHA_TARGETS", "Budget", "Event", "CertifiedEvent", "PairCounts",
-           "select_events", "predicted_to_refute", "certify", "claimed_value"]
+           "select_events", "predicted_to_refute", "certify"]
 
 #: δ values of the certified ε(δ) curve: log-spaced from 1e-10 to 0.5.
 DELTA_GRID = np.geomspace(1e-10, 0.5, 40)
@@ -99,12 +100,12 @@ class Budget:
     """
 
     gamma: float
-    headline_slots: tuple[str, ...]
+    headline_slots: tuple[Slot, ...]
     n_pairs: int
     looks: tuple[float, ...] = (1.0,)
-    favoured: Optional[str] = None  # a slot predicted to refute the claim (see :meth:`favouring`)
+    favoured: Optional[Slot] = None  # a slot predicted to refute the claim (see :meth:`favouring`)
 
-    def favouring(self, slot: str) -> "Budget":
+    def favouring(self, slot: Slot) -> "Budget":
         """The budget favouring ``slot``: :data:`FAVOURED_HEADLINE_SHARE` of γ to the headline
         family and :data:`FAVOURED_SLOT_SHARE` of that to ``slot``.
         Chosen from selection draws only (:func:`predicted_to_refute`), before any certification
@@ -117,14 +118,14 @@ class Budget:
     def headline_share(self) -> float:
         return FAVOURED_HEADLINE_SHARE if self.favoured else HEADLINE_SHARE
 
-    def slot_share(self, slot: str) -> float:
+    def slot_share(self, slot: Slot) -> float:
         slots = self.headline_slots
         if len(slots) == 1:
             return 1.0
         first, own = (self.favoured, FAVOURED_SLOT_SHARE) if self.favoured else (slots[0], OWN_SLOT_SHARE)
         return own if slot == first else (1.0 - own) / (len(slots) - 1)
 
-    def headline_level_of(self, slot: str, look: int = -1) -> float:
+    def headline_level_of(self, slot: Slot, look: int = -1) -> float:
         return self.gamma * self.headline_share * self.slot_share(slot) * self.looks[look] / 2
 
     @property
@@ -168,7 +169,7 @@ class Event:
     orientation: int  # 0: more likely under the neighbour, 1: under the base
     index: int  # bin index j ≥ 1; the event is {bin(T) ≥ j}
     family: str  # "headline" or "curve"
-    slot: str  # what it was chosen for, e.g. "epsilon@1e-05", "mu", "tradeoff"
+    slot: Slot  # what it was chosen for: ε at a δ, δ at an ε, μ or the trade-off band
     level: float
     band: bool = False  # trade-off band point: also certify α_lo and β_lo
 
@@ -210,7 +211,7 @@ class CertifiedEvent:
     def to_dict(self, labels) -> dict:
         more_likely = "neighbour" if self.event.orientation == 0 else "base"
         result = {
-            "pair": labels[self.event.pair], "slot": self.event.slot, "family": self.event.family,
+            "pair": labels[self.event.pair], "slot": self.event.slot.key, "family": self.event.family,
             "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
             "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n}
         if self.joint:
@@ -243,13 +244,6 @@ def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int)
     return a, b
 
 
-def _points(count_a: np.ndarray, count_b: np.ndarray, n: int, level: float):
-    """(α_hi, β_hi) for arrays of counts, for choosing events (:func:`certify` is exact).  The
-    Clopper–Pearson bounds are interpolated between exact ones
-    (:func:`~audit.intervals.cp_for_choosing`, within 1e-4 of them relative to min(b, 1 − b))."""
-    return cp_for_choosing(cp_upper, count_b, n, level), 1.0 - cp_for_choosing(cp_lower, count_a, n, level)
-
-
 def _candidates(count_a: np.ndarray, count_b: np.ndarray):
     """The thresholds worth scoring: per orientation (row), the first of every run of thresholds
     with equal predicted counts (empty bins repeat their neighbour's counts, and equal counts score
@@ -274,32 +268,15 @@ def _joint_proxy_level(level: float) -> float:
     return float(special.ndtr(special.ndtri(JOINT_FACTOR * level) / np.sqrt(2.0)))
 
 
-def _scores(slot: str, alpha_hi, beta_hi) -> np.ndarray:
-    kind, _, value = slot.partition("@")
-    if kind == "epsilon":
-        return epsilon_lower_bound(alpha_hi, beta_hi, float(value))
-    if kind == "delta":
-        return delta_lower_bound(alpha_hi, beta_hi, float(value))
-    if kind == "mu":
-        return mu_lower_bound(alpha_hi, beta_hi)
-    raise ValueError(f"unknown slot {slot!r}")
-
-
-def headline_slots(claim) -> tuple[str, ...]:
-    """The claim-specific quantities of the headline family."""
-    if hasattr(claim, "mu"):
-        return ("mu",)
-    return (f"epsilon@{float(claim.reference_delta)!r}", f"delta@{float(claim.epsilon)!r}", "mu")
-
-
 def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                   look: int = -1, *, headline: bool = True, curves: bool = True,
-                  slots: Optional[tuple[str, ...]] = None) -> list[Event]:
+                  slots: Optional[tuple[Slot, ...]] = None) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
     Candidates are scored at each pair's certification size ``n_certify`` (one number for all
     pairs, or one per pair) with predicted, pessimistic counts (the winner's-curse correction of
-    the module docstring).  ``headline``/``curves`` pick the families (an early look needs the
+    the module docstring), their (α_hi, β_hi) interpolated (:func:`audit.scoring.choosing_points`;
+    :func:`certify` is exact).  ``headline``/``curves`` pick the families (an early look needs the
     curves only if it stops the audit); ``slots`` restricts the headline family to those slots."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
@@ -313,8 +290,8 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
         best = None
         for pair, (orientation, index, count_a, count_b) in enumerate(candidates):
             if (pair, proxy) not in points:
-                points[pair, proxy] = _points(count_a, count_b, sizes[pair], proxy)
-            scores = _scores(slot, *points[pair, proxy])
+                points[pair, proxy] = choosing_points(count_a, sizes[pair], count_b, sizes[pair], proxy)
+            scores = slot_values(slot, *points[pair, proxy])
             i = int(np.argmax(scores))
             if best is None or scores[i] > best[0]:
                 best = (scores[i], pair, int(orientation[i]), int(index[i]) + 1)
@@ -322,31 +299,30 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
-    slots = [f"epsilon@{float(d)!r}" for d in DELTA_GRID] + [f"delta@{float(claim.epsilon)!r}", "mu"]
-    level = budget.curve_level_of(look)
+    level, point_slots = budget.curve_level_of(look), curve_slots(claim, DELTA_GRID)
     for pair, ((orientations, index, count_a, count_b), counts) in enumerate(zip(candidates, selection)):
-        alpha_hi, beta_hi = _points(count_a, count_b, sizes[pair], level)
-        for slot in slots:
-            i = int(np.argmax(_scores(slot, alpha_hi, beta_hi)))
+        alpha_hi, beta_hi = choosing_points(count_a, sizes[pair], count_b, sizes[pair], level)
+        for slot in point_slots:
+            i = int(np.argmax(slot_values(slot, alpha_hi, beta_hi)))
             events.append(Event(pair, int(orientations[i]), int(index[i]) + 1, "curve", slot, level))
-        orientation = int(orientations[int(np.argmax(mu_lower_bound(alpha_hi, beta_hi)))])
+        orientation = int(orientations[int(np.argmax(slot_values(MU, alpha_hi, beta_hi)))])
         alpha_hat = counts.tails()[1][orientation] / counts.n  # non-increasing in j
         chosen = set()
         for target in ALPHA_TARGETS:
             j = int(np.argmin(np.abs(alpha_hat - target)))
             if j not in chosen:
                 chosen.add(j)
-                events.append(Event(pair, orientation, j + 1, "curve", "tradeoff", level, band=True))
+                events.append(Event(pair, orientation, j + 1, "curve", TRADEOFF, level, band=True))
     return events
 
 
-def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int) -> Optional[str]:
+def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int) -> Optional[Slot]:
     """The first headline slot whose event, chosen on ``selection`` at the budget favouring it
     (:meth:`Budget.favouring`), would refute the claim with ``n_certify`` certification draws per
     side, its counts predicted as pessimistically as for choosing (:func:`_predicted`); None if
     none would.  Decides *choosing early* (:mod:`audit.allocation`) from selection draws alone."""
     for slot in budget.headline_slots:
-        claimed = claimed_value(slot, claim)
+        claimed = slot.allowed_by(claim)
         if claimed is None or not np.isfinite(claimed):
             continue
         event, = select_events(selection, claim, budget.favouring(slot), n_certify, curves=False, slots=(slot,))
@@ -356,19 +332,6 @@ def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_ce
                      JOINT_FACTOR * event.level).rejects(claimed):
             return slot
     return None
-
-
-def claimed_value(slot: str, claim) -> Optional[float]:
-    """The largest value of a headline slot's quantity the claim allows (None: the slot cannot
-    refute it, as μ cannot refute an (ε, δ) claim).  If the claim holds, every event's
-    quantity is at most this: the mechanism is then (ε(δ), δ)-DP and (ε, δ(ε))-DP for the claim's
-    own profile, and μ-GDP for a μ-GDP claim."""
-    kind, _, value = slot.partition("@")
-    if kind == "epsilon":
-        return float(claim.epsilon_at(float(value)))
-    if kind == "delta":
-        return float(np.asarray(claim.delta_at(float(value))))
-    return float(claim.mu) if hasattr(claim, "mu") else None
 
 
 def certify(events: list[Event], certification: list[PairCounts], binnings, claim, *,
@@ -390,7 +353,7 @@ def certify(events: list[Event], certification: list[PairCounts], binnings, clai
         count_b = int(count_b_all[event.orientation, event.index - 1])
         threshold = binnings[event.pair].edge(event.index)
         if event.family == "headline":
-            claimed = claimed_value(event.slot, claim)
+            claimed = event.slot.allowed_by(claim)
             testable = claimed is not None and bool(np.isfinite(claimed))
             if not (testable or bounds):  # e.g. μ at an early look of an (ε, δ) claim: nothing to test
                 result.append(CertifiedEvent(event, threshold, count_a, count_b, n, math.nan, math.nan))

@@ -23,8 +23,8 @@ from .checkpoint import load_state, save_state
 from .intervals import cp_lower, cp_upper
 from .report import draw_counts
 from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, run_chunk
-from .selection import (LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, headline_slots,
-                        predicted_to_refute, select_events)
+from .selection import LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, predicted_to_refute, select_events
+from .slots import Slot, headline_slots
 from .statistics import TrainingChunk, TrainingData, fit_statistic, needs_training, training_plan
 
 __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick_entropy", "hopeless",
@@ -147,7 +147,7 @@ class Outcome:
     certification: list  # certification draws per pair and side, up to the stopping look
     violated: bool
     selection: int  # selection draws per pair and side the stopping look chose its events on
-    favoured: Optional[str] = None  # the slot the budget favoured after choosing early, if it did
+    favoured: Optional[Slot] = None  # the slot the budget favoured after choosing early, if it did
 
 
 def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprint,
@@ -229,7 +229,7 @@ def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int)
     looks["stopped_early"] = looks["look"] < looks["of"]
     if outcome.favoured is not None:  # chose early (audit.allocation)
         looks["chose_early"] = {"selection": outcome.selection, "planned": stage.allocation.selection,
-                                "favoured": outcome.favoured}
+                                "favoured": outcome.favoured.key}
     looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
     return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
 

@@ -48,7 +48,8 @@ from scipy import stats
 import scenarios
 from audit import run_audit
 from audit.one_run import one_run_audit
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots
 from mechanisms.dpsgd import DPSGD, SMALL_CONFIGURATION
 from mechanisms.dpsgd.accounting import poisson_gaussian_epsilon
 from mechanisms.dpsgd.canary import InputCanary, projection_sum_survival

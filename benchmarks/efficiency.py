@@ -285,7 +285,8 @@ def _audit_split(samples: int) -> tuple[int, float, int, float]:
     level at the last look (what the ideal event would get inside this audit), and the same when
     it chooses early (0 draws when it cannot: :mod:`audit.allocation`)."""
     from audit import stages
-    from audit.selection import JOINT_FACTOR, headline_slots
+    from audit.selection import JOINT_FACTOR
+    from audit.slots import headline_slots
 
     claim = PureDP(1.0)
     try:
@@ -311,6 +312,7 @@ def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: 
     from scipy import stats
 
     from audit.joint_bounds import JointTest
+    from audit.slots import Slot
 
     n, level, best = n or total // 2, level or 1.0 - confidence, 0.0
     for threshold in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5):
@@ -322,7 +324,7 @@ def ideal_detection(total: int, confidence: float = 0.95, *, n: int = 0, level: 
             low, high = 0, n + 1  # smallest count_a that refutes ε = 1
             while low < high:
                 middle = (low + high) // 2
-                if middle <= n and JointTest("epsilon@0.0", middle, int(count_b), n, level).rejects(1.0):
+                if middle <= n and JointTest(Slot.epsilon_at(0.0), middle, int(count_b), n, level).rejects(1.0):
                     high = middle
                 else:
                     low = middle + 1

@@ -125,7 +125,8 @@ def ideal_single_event(mechanism: Any, pair: Any, samples: int, claim: Any, conf
     Needs ``mechanism.pair_distributions`` (discrete outputs with exact atom probabilities); the
     atoms are ranked by likelihood ratio, so thresholds of the rank are the Neyman–Pearson events.
     """
-    from audit.selection import Budget, headline_slots
+    from audit.selection import Budget
+    from audit.slots import headline_slots
 
     from .limits import single_threshold_limit
 

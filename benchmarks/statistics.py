@@ -32,7 +32,8 @@ from scipy import integrate, stats
 import scenarios
 from audit.spec import load_spec
 from audit import run_audit
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots, states_mu
 from audit.bounds import epsilon_lower_bound
 from audit.statistics.atoms import row_keys
 from mechanisms import ApproxDP, PureDP
@@ -258,7 +259,7 @@ def study_reference_suite(samples, n_jobs):
             report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=samples or spec.samples,
                                confidence=spec.confidence, seed=SEED, progress=False, n_jobs=n_jobs,
                                statistic=statistic, accuracy=False)
-            gdp = hasattr(report.claim, "mu")
+            gdp = states_mu(report.claim)
             result[statistic] = report.mu_lower_bound if gdp else report.epsilon_lower_bound
             result[f"{statistic}_seconds"] = time.perf_counter() - started
             result["quantity"] = "μ_lb" if gdp else "ε_lb"

@@ -118,12 +118,13 @@ def run_tightness_case(case: str, samples: int, *, seed: int = 2024, n_jobs: int
 
 def levels_for(claim: Any) -> tuple[float, float]:
     """Per-bound levels (ε at the claim's reference δ, μ) as the engine certifies them."""
-    from audit.selection import Budget, headline_slots
+    from audit.selection import Budget
+    from audit.slots import MU, Quantity, headline_slots
 
     slots = headline_slots(claim)
     budget = Budget(gamma=0.05, headline_slots=slots, n_pairs=1)  # confidence 0.95, one pair
-    eps_level = budget.headline_level if any(s.startswith("epsilon") for s in slots) else budget.curve_level
-    mu_level = budget.headline_level if "mu" in slots else budget.curve_level
+    eps_level = budget.headline_level if any(s.quantity is Quantity.EPSILON for s in slots) else budget.curve_level
+    mu_level = budget.headline_level if MU in slots else budget.curve_level
     return eps_level, mu_level
 
 

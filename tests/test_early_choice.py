@@ -12,7 +12,8 @@ import scenarios
 from audit import Verdict, run_audit, stages
 from audit.allocation import EARLY_CHOICE_SHARE, MIN_EARLY_CHOICE, allocate
 from audit.selection import (FAVOURED_HEADLINE_SHARE, FAVOURED_SLOT_SHARE, JOINT_FACTOR, Budget, PairCounts,
-                             headline_slots, predicted_to_refute)
+                             predicted_to_refute)
+from audit.slots import headline_slots
 from mechanisms import GaussianMechanism, LaplaceMechanism
 from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 
@@ -78,9 +79,9 @@ def test_a_clear_violation_moves_the_rest_of_selection_to_certification_before_c
     assert report.draws["per_side"] == 180 + stages.PROBE_DRAWS
     assert report.draws["looks"]["chose_early"] == {"selection": allocation.early_choice,
                                                     "planned": allocation.selection,
-                                                    "favoured": headline_slots(PureDP(1.0))[0]}
+                                                    "favoured": headline_slots(PureDP(1.0))[0].key}
     assert f"chose its events early, on {allocation.early_choice} of {allocation.selection}" in report.summary()
-    own = next(e for e in report.evidence if e["slot"] == headline_slots(PureDP(1.0))[0])
+    own = next(e for e in report.evidence if e["slot"] == headline_slots(PureDP(1.0))[0].key)
     assert own["level"] == pytest.approx(JOINT_FACTOR * 0.05 * FAVOURED_HEADLINE_SHARE * FAVOURED_SLOT_SHARE / 2)
 
 

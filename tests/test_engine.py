@@ -16,7 +16,8 @@ from scipy import special, stats
 import scenarios
 from audit import CheckpointError, MechanismError, Verdict, run_audit
 from audit.intervals import cp_upper
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots
 from mechanisms import (ApproxDP, Composition, CorrelatedGaussianMechanism, GaussianDP, GaussianMechanism,
                         LaplaceMechanism, PureDP, TruncatedLaplaceMechanism)
 

@@ -12,6 +12,7 @@ from scipy import stats
 from audit.bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from audit.intervals import cp_lower, cp_upper
 from audit.joint_bounds import NUISANCE_SHARE, JointTest, slot_quantity
+from audit.slots import MU, TRADEOFF, Slot
 from mechanisms.claims import approx_tradeoff
 from mechanisms.gdp import gdp_tradeoff
 
@@ -43,7 +44,7 @@ def _brute_force_p(slot, count_a, count_b, n, level, value, grid=4001):
     ("delta@1.0", 26, 1, 30, 0.1), ("mu", 25, 6, 35, 0.9), ("epsilon@0.0", 10, 0, 10, 1.7)])
 def test_p_value_is_the_brute_force_one_up_to_its_stated_slack(slot, count_a, count_b, n, value):
     level = 0.05
-    computed = JointTest(slot, count_a, count_b, n, level).p_value(value)
+    computed = JointTest(Slot.parse(slot), count_a, count_b, n, level).p_value(value)
     exact, eta = _brute_force_p(slot, count_a, count_b, n, level, value)
     # An upper bound on the exact p-value (sup over the nuisance interval, plus η) ...
     assert computed >= min(1.0, exact + eta) - 1e-9 and computed < 1.0
@@ -65,7 +66,7 @@ def test_false_rejections_at_the_boundary_stay_below_the_level(slot, n, value, b
 
     @functools.lru_cache(maxsize=None)
     def rejects(x, y):
-        return JointTest(slot, x, y, n, level).rejects(value)
+        return JointTest(Slot.parse(slot), x, y, n, level).rejects(value)
 
     rate = np.mean([rejects(int(x), int(y)) for x, y in zip(count_a, count_b)])
     assert rate <= level + 3 * np.sqrt(level * (1 - level) / reps)
@@ -76,7 +77,7 @@ def test_false_rejections_at_the_boundary_stay_below_the_level(slot, n, value, b
     ("delta@1.0", 5_000, 1_500, 100_000), ("epsilon@0.001", 300, 10, 2_000), ("epsilon@1e-05", 400, 0, 500)])
 def test_lower_bound_is_where_the_test_stops_rejecting(slot, count_a, count_b, n):
     # The search stops with a bracket of width 1e-4 (relative above 1) around the boundary.
-    test = JointTest(slot, count_a, count_b, n, 0.0216)
+    test = JointTest(Slot.parse(slot), count_a, count_b, n, 0.0216)
     bound = test.lower_bound()
     assert test.rejects(bound) and not test.rejects(bound + 1e-4 * max(1.0, bound))
     assert test.p_value(0.5 * bound) <= test.p_value(bound)  # nested nulls
@@ -87,21 +88,22 @@ def test_lower_bound_is_where_the_test_stops_rejecting(slot, count_a, count_b, n
     ("epsilon@1e-05", 200, 30, 1_450_000, 0.0216), ("mu", 700_000, 300_000, 1_450_000, 0.0216)])
 def test_joint_bound_certifies_at_least_the_bonferroni_bound(slot, count_a, count_b, n, level):
     # Bonferroni: two one-sided Clopper–Pearson bounds at half the level each.
-    quantity = slot_quantity(slot)
+    quantity = slot_quantity(Slot.parse(slot))
     bonferroni = float(quantity.value(cp_upper(count_b, n, level / 2), 1.0 - cp_lower(count_a, n, level / 2)))
-    assert JointTest(slot, count_a, count_b, n, level).lower_bound() >= bonferroni
+    assert JointTest(Slot.parse(slot), count_a, count_b, n, level).lower_bound() >= bonferroni
 
 
 def test_no_evidence_certifies_nothing():
-    assert JointTest("epsilon@0.0", 10, 10, 100, 0.05).lower_bound() == 0.0
-    assert JointTest("mu", 0, 50, 100, 0.05).lower_bound() == 0.0
+    assert JointTest(Slot.epsilon_at(0.0), 10, 10, 100, 0.05).lower_bound() == 0.0
+    assert JointTest(MU, 0, 50, 100, 0.05).lower_bound() == 0.0
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"level": 0.7}, "`level` must be in"), ({"count_a": 11}, "counts must satisfy"),
-    ({"slot": "kappa"}, "`slot` must be")])
-def test_bad_input_is_named(kwargs, message):
-    arguments = dict(slot="epsilon@0.0", count_a=5, count_b=1, n=10, level=0.05, **{})
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"level": 0.7}, ValueError, "`level` must be in"), ({"count_a": 11}, ValueError, "counts must satisfy"),
+    ({"slot": "epsilon@0.0"}, TypeError, "`slot` must be an audit.slots.Slot, got 'epsilon@0.0'"),
+    ({"slot": TRADEOFF}, ValueError, "`slot` must be a headline slot .*, got 'tradeoff'")])
+def test_bad_input_is_named(kwargs, error, message):
+    arguments = dict(slot=Slot.epsilon_at(0.0), count_a=5, count_b=1, n=10, level=0.05)
     arguments.update(kwargs)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         JointTest(**arguments)

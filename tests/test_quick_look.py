@@ -6,7 +6,8 @@ import pytest
 import scenarios
 from audit import Verdict, run_audit
 from audit import engine, stages
-from audit.selection import LOOK_FRACTIONS, LOOK_SHARES, headline_slots
+from audit.selection import LOOK_FRACTIONS, LOOK_SHARES
+from audit.slots import headline_slots
 from mechanisms import GaussianMechanism
 from mechanisms.claims import ApproxDP
 

@@ -84,8 +84,8 @@ def test_score_ranks_the_new_bin_pair_first_for_delta():
     old_score = score_candidate(*old_bin, mechanism.claim)
     # δ slot (index 1): the new bin is released with p = 3.4e-3, ~67 of 20 000 draws; an
     # existing bin of count 1 → 2 is a post-processed Laplace shift and has δ(ε = 1) = 0.
-    assert new_score.slots[1] > 0.5 * mechanism.release_probability
-    assert old_score.slots[1] < new_score.slots[1]
+    assert new_score.estimates[1] > 0.5 * mechanism.release_probability
+    assert old_score.estimates[1] < new_score.estimates[1]
 
 
 class _NoisyAnswers:

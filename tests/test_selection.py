@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from audit import selection
-from audit.selection import Budget, PairCounts, headline_slots, select_events
+from audit.scoring import choosing_points, slot_values
+from audit.selection import Budget, PairCounts, select_events
+from audit.slots import MU, Slot, headline_slots
 from mechanisms.claims import ApproxDP, GaussianDP, PureDP
 
 BINS = 2**15 + 2
@@ -23,10 +25,10 @@ def _counts(rng, discrete: bool, n: int) -> PairCounts:
     return PairCounts(base, neighbour, n)
 
 
-def _brute_force(counts: PairCounts, slot: str, n_certify: int, level: float) -> tuple[int, int]:
+def _brute_force(counts: PairCounts, slot: Slot, n_certify: int, level: float) -> tuple[int, int]:
     """The first maximiser over every (orientation, threshold), as before candidates were compressed."""
     count_a, count_b = selection._predicted(*counts.tails(), counts.n, n_certify)
-    scores = selection._scores(slot, *selection._points(count_a, count_b, n_certify, level))
+    scores = slot_values(slot, *choosing_points(count_a, n_certify, count_b, n_certify, level))
     o, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
     return int(o), int(j) + 1
 
@@ -56,8 +58,8 @@ def test_an_early_look_builds_no_joint_test_for_a_slot_that_cannot_refute_the_cl
     binning = type("Edges", (), {"edge": staticmethod(float)})()
     tests: dict = {}
     early = selection.certify(events, [certification], [binning], claim, bounds=False, joint_tests=tests)
-    assert {key[0] for key in tests} == set(headline_slots(claim)) - {"mu"}
+    assert {key[0] for key in tests} == set(headline_slots(claim)) - {MU}
     last = selection.certify(events, [certification], [binning], claim, joint_tests={})
     assert [c.refutes for c in early] == [c.refutes for c in last]
-    mu_last = next(c for c in last if c.event.slot == "mu")
+    mu_last = next(c for c in last if c.event.slot == MU)
     assert mu_last.bound > 0  # the last look (and a stopping one) still certifies the μ bound

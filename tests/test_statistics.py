@@ -15,7 +15,8 @@ import scenarios
 from audit import MechanismError, Verdict, run_audit
 from audit.intervals import cp_lower, cp_upper
 from audit.sampling import draw_outputs
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots
 from audit.statistics import (MIN_AUTO_TRAINING, CategoricalStatistic, Classifier, TrainingData,
                               check_statistic, fit_statistic, needs_training)
 from audit.statistics.atoms import count_atoms, merge_atoms, row_keys

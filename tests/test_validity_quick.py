@@ -22,7 +22,8 @@ import pytest
 from scipy import special, stats
 
 from audit.intervals import cp_upper
-from audit.selection import Budget, headline_slots
+from audit.selection import Budget
+from audit.slots import headline_slots
 from benchmarks.validity import REFERENCE_CASES, run_study
 from scenarios.faulty_cases import FAULTY_MECHANISMS
 

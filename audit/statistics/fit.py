@@ -23,8 +23,8 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from ..bounds import epsilon_lower_bound, mu_lower_bound
-from ..intervals import cp_for_choosing, cp_lower, cp_upper
+from ..scoring import Spacing, slot_values, threshold_events
+from ..slots import MU, Slot, states_mu
 from .atoms import count_atoms
 from .base import Statistic
 from .binned import fit_binned
@@ -43,6 +43,8 @@ AUTO_ATOMS = 4096
 #: Atoms the explicit ``"categorical"`` statistic accepts.
 CATEGORICAL_ATOMS = 1 << 16
 _PROXY_LEVEL = 0.05
+#: Thresholds per held-out comparison (quantiles of the distinct values when there are more).
+_PROXY_THRESHOLDS = 2048
 _MIN_HELD_OUT = 64
 #: ``"auto"`` compares candidates only from this many training draws per side (two held-out halves).
 MIN_AUTO_TRAINING = 2 * _MIN_HELD_OUT
@@ -171,25 +173,16 @@ def _auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], claim
 
 def held_out_separation(statistic: Statistic, base_rows: np.ndarray, neighbour_rows: np.ndarray,
                         claim: Any) -> float:
-    """S(T) of the module docstring, on held-out rows of both sides."""
+    """S(T) of the module docstring, on held-out rows of both sides: the events are those at up
+    to 2048 quantiles of T's distinct values (:func:`audit.scoring.threshold_events`), scored at
+    interpolated Clopper–Pearson bounds (:meth:`audit.scoring.ThresholdEvents.points`)."""
     if base_rows.shape[0] == 0 or neighbour_rows.shape[0] == 0:
         return 0.0
-    t0, t1 = np.sort(statistic(base_rows)), np.sort(statistic(neighbour_rows))
-    pooled = np.concatenate([t0, t1])
-    pooled.sort(kind="stable")  # two sorted runs: merged in linear time
-    pooled = pooled[np.concatenate([[True], pooled[1:] != pooled[:-1]])]
-    if pooled.size > 2048:  # 2048 quantiles of the distinct values (np.quantile's linear rule)
-        pooled = np.unique(np.interp(np.linspace(0.0, pooled.size - 1, 2048), np.arange(pooled.size), pooled))
-    n0, n1 = t0.size, t1.size
-    up0 = n0 - np.searchsorted(t0, pooled, side="left")  # #{T ≥ t} under the base
-    up1 = n1 - np.searchsorted(t1, pooled, side="left")
-    # Orientation 0: the event is more likely under the neighbour; 1: under the base.
-    alpha_hi = np.stack([cp_for_choosing(cp_upper, up0, n0, _PROXY_LEVEL),
-                         cp_for_choosing(cp_upper, up1, n1, _PROXY_LEVEL)])
-    beta_hi = 1.0 - np.stack([cp_for_choosing(cp_lower, up1, n1, _PROXY_LEVEL),
-                              cp_for_choosing(cp_lower, up0, n0, _PROXY_LEVEL)])
-    if hasattr(claim, "mu"):
-        return float(mu_lower_bound(alpha_hi, beta_hi).max())
+    events = threshold_events(statistic(base_rows), statistic(neighbour_rows), limit=_PROXY_THRESHOLDS,
+                              spacing=Spacing.QUANTILES)
+    points = events.points(_PROXY_LEVEL)
+    if states_mu(claim):
+        return float(slot_values(MU, *points).max())
     deltas = sorted(set(_PROXY_DELTAS) | ({float(claim.reference_delta)}
                                           if claim.reference_delta >= 1e-4 else set()))
-    return float(np.mean([epsilon_lower_bound(alpha_hi, beta_hi, d).max() for d in deltas]))
+    return float(np.mean([slot_values(Slot.epsilon_at(d), *points).max() for d in deltas]))

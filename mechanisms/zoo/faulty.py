@@ -261,6 +261,6 @@ def exact_truth(mechanism: Any) -> dict[str, Any]:
         "exact_epsilon": _optional(lambda: mechanism.epsilon_for_delta(claim.reference_delta,
                                                                        relation=relation)),
         "exact_delta": _optional(lambda: mechanism.privacy_profile(claim.epsilon, relation=relation)),
-        "claimed_mu": float(claim.mu) if hasattr(claim, "mu") else None,
+        "claimed_mu": claim.gaussian_mu,
         "exact_mu": None if exact_mu is None else float(exact_mu(relation)),
     }
