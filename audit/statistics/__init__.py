@@ -9,11 +9,11 @@ fresh samples and frozen before selection, so the accounting of :mod:`audit.sele
 unchanged.
 """
 
-from .base import KINDS, Statistic, check_statistic, statistic_label
+from .base import KINDS, Statistic, statistic_label
 from .binned import BinnedStatistic
 from .categorical import CategoricalStatistic
 from .classifier import Classifier, ClassifierStatistic
-from .fit import MIN_AUTO_TRAINING, fit_statistic, held_out_separation, needs_training, training_plan
+from .fit import MIN_AUTO_TRAINING, check_statistic, fit_statistic, held_out_separation, needs_training, training_plan
 from .linear import LinearStatistic, combine_moments, lda_statistic
 from .training import TrainingChunk, TrainingData, TrainingPlan
 from .user import UserStatistic

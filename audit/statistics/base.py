@@ -8,11 +8,12 @@ fitted on the training phase's own samples (:mod:`audit.statistics.training`) an
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from dataclasses import is_dataclass
+from typing import Callable, Union
 
 import numpy as np
 
-__all__ = ["Statistic", "KINDS", "check_statistic", "statistic_label"]
+__all__ = ["Statistic", "KINDS", "statistic_label"]
 
 #: The statistics ``run_audit(statistic=...)`` accepts by name (a callable is accepted too).
 KINDS = ("auto", "linear", "categorical", "binned", "classifier")
@@ -37,34 +38,12 @@ class Statistic:
         return {"kind": self.kind}
 
 
-def check_statistic(value: Any) -> Any:
-    """Validate ``run_audit``'s ``statistic`` argument: a name of :data:`KINDS`, a
-    :class:`~audit.statistics.classifier.Classifier` spec, a fitted :class:`Statistic` or a callable."""
-    from .classifier import Classifier
-
-    if isinstance(value, (Statistic, Classifier)) or (callable(value) and not isinstance(value, str)):
-        return value
-    if isinstance(value, str) and value in KINDS:
-        return value
-    if isinstance(value, str):
-        import difflib
-
-        close = difflib.get_close_matches(value, KINDS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"`statistic` must be one of {', '.join(map(repr, KINDS))} or a callable "
-                         f"outputs -> scores, got {value!r}{hint}")
-    raise TypeError(f"`statistic` must be one of {', '.join(map(repr, KINDS))} or a callable "
-                    f"outputs -> scores, got {value!r}")
-
-
 def statistic_label(value: Union[str, Callable]) -> str:
     """A stable text for the statistic option (names, or a callable's qualified name)."""
     if isinstance(value, str):
         return value
     if hasattr(value, "label") and not callable(value):
         return str(value.label)
-    from dataclasses import is_dataclass
-
     if is_dataclass(value) and not isinstance(value, type):  # its fields are part of what it computes
         return f"callable:{type(value).__module__}.{value!r}"
     module = getattr(value, "__module__", None) or type(value).__module__

@@ -19,6 +19,7 @@ linear statistic and draws no training samples at all (:func:`needs_training`).
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any, Callable, Optional, Union
 
@@ -27,7 +28,7 @@ import numpy as np
 from ..bounds import epsilon_lower_bound, mu_lower_bound
 from ..intervals import cp_for_choosing, cp_lower, cp_upper
 from .atoms import count_atoms
-from .base import Statistic
+from .base import KINDS, Statistic
 from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import Classifier, fit_classifier
@@ -35,7 +36,7 @@ from .linear import LinearStatistic, lda_statistic
 from .training import TrainingData, TrainingPlan
 from .user import UserStatistic
 
-__all__ = ["training_plan", "needs_training", "fit_statistic", "held_out_separation",
+__all__ = ["check_statistic", "training_plan", "needs_training", "fit_statistic", "held_out_separation",
            "MIN_AUTO_TRAINING", "AUTO_ATOMS", "CATEGORICAL_ATOMS", "RAW_ROWS"]
 
 #: Raw rows kept per side for the binned / classifier statistics and the ``"auto"`` comparison.
@@ -51,6 +52,22 @@ _MIN_HELD_OUT = 64
 MIN_AUTO_TRAINING = 2 * _MIN_HELD_OUT
 _PROXY_DELTAS = (1e-3, 1e-2, 0.05, 0.1)
 _MARGIN_RELATIVE, _MARGIN_ABSOLUTE = 0.03, 0.005
+
+
+def check_statistic(value: Any) -> Any:
+    """Validate ``run_audit``'s ``statistic`` argument: a name of :data:`~audit.statistics.base.KINDS`,
+    a :class:`~audit.statistics.classifier.Classifier` spec, a fitted :class:`Statistic` or a callable."""
+    if isinstance(value, (Statistic, Classifier)) or (callable(value) and not isinstance(value, str)):
+        return value
+    if isinstance(value, str) and value in KINDS:
+        return value
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, KINDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"`statistic` must be one of {', '.join(map(repr, KINDS))} or a callable "
+                         f"outputs -> scores, got {value!r}{hint}")
+    raise TypeError(f"`statistic` must be one of {', '.join(map(repr, KINDS))} or a callable "
+                    f"outputs -> scores, got {value!r}")
 
 
 def _name(option) -> str:
