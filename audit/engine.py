@@ -48,13 +48,17 @@ from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
+import scipy
+import statsmodels
 from tqdm.auto import tqdm
 
+import scenarios
 from mechanisms._validation import check_int, check_open_unit, check_seed
 from mechanisms.base import mechanism_name
 from mechanisms.claims import Claim, GaussianDP
 from mechanisms.gaussian import FrozenParameters
 
+from .accuracy import run_accuracy_audit
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state
 from .executor import check_backend, check_n_jobs, make_executor
@@ -66,6 +70,7 @@ from .selection import DELTA_GRID, claimed_value, headline_slots
 from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, quick_entropy, run_stage,
                      stage_draws)
 from .statistics import check_statistic, statistic_label
+from .version import __version__
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
@@ -170,8 +175,6 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None, samples: int 
                 break
         accuracy_report = None
         if accuracy and scenario.checked and _declares_accuracy(mechanism):
-            from .accuracy import run_accuracy_audit
-
             options = dict(backend_options)
             if backend == "dask" and "scheduler" not in options:
                 options["scheduler"] = executor.client  # reuse the cluster this run started
@@ -202,8 +205,6 @@ def _resolve_claim(mechanism, claim, name):
 
 
 def _resolve_scenario(scenario, claim):
-    import scenarios
-
     if is_search(scenario):  # searched later, once the seed is known
         return scenario
     if not isinstance(scenario, scenarios.Scenario):
@@ -456,10 +457,5 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
 
 
 def _versions() -> dict:
-    import scipy
-    import statsmodels
-
-    from . import __version__
-
     return {"dpaudit": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "statsmodels": statsmodels.__version__}

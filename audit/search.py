@@ -34,6 +34,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from mechanisms.claims import GaussianDP, PureDP
+from scenarios.search import (SearchSpec, is_valid, mutate, random_candidates, searched_scenario,
+                              structured_candidates)
 
 from .bounds import delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .executor import make_executor
@@ -201,8 +203,6 @@ def _proposal_rng(seed: int, round_index: int) -> np.random.Generator:
 
 def _propose(spec, round_index: int, size: int, ranked: list, seen: set) -> list:
     """``size`` new, valid, distinct candidates for this round (fewer if the domain runs out)."""
-    from scenarios.search import is_valid, mutate, random_candidates, structured_candidates
-
     rng = _proposal_rng(spec.seed_value, round_index)
     if round_index == 0:
         structured = structured_candidates(spec.spec, rng)
@@ -258,8 +258,6 @@ def run_search(mechanism: Any, name: str, spec: Any, claim: Any, *, entropy: int
         Its ``record`` holds the candidates tried, the budget, each audited pair's exploration
         score and the best exploration score among candidates not audited.
     """
-    from scenarios.search import searched_scenario
-
     if spec.relation != claim.relation:
         raise ValueError(f"the claim is stated under the {claim.relation.value!r} relation but the "
                          f"search is over {spec.relation.value!r} neighbours")
@@ -306,8 +304,6 @@ def _label(rank: int, entry) -> str:
 def resolve_search(mechanism: Any, name: str, scenario: Any, claim: Any, *, entropy: int,
                    n_jobs: int, backend: str, progress: bool, **backend_options) -> Any:
     """``scenario`` itself, or, for a :class:`scenarios.search.SearchSpec`, the searched scenario."""
-    from scenarios.search import SearchSpec
-
     if not isinstance(scenario, SearchSpec):
         return scenario
     return run_search(mechanism, name, scenario, claim, entropy=entropy, n_jobs=n_jobs,
@@ -316,7 +312,5 @@ def resolve_search(mechanism: Any, name: str, scenario: Any, claim: Any, *, entr
 
 def is_search(scenario: Any) -> bool:
     """Whether ``scenario`` is a search specification rather than a scenario."""
-    from scenarios.search import SearchSpec
-
     return isinstance(scenario, SearchSpec)
 
