@@ -9,8 +9,11 @@ from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
 from .errors import CheckpointError, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
+from .moved import install_moved_modules
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 from .version import __version__
+
+install_moved_modules()  # audit.output, audit.html, audit.plots: now in audit.render
 
 __all__ = [
     "AccuracyReport",

@@ -33,10 +33,20 @@ at its own confidence, and the session's bound is the sum over its audits.
 
 from __future__ import annotations
 
+import argparse
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pytest
+
+import scenarios
+from mechanisms.claims import as_relation
+
+from .cli import _confidence  # the CLI's parser of a number in (0, 1)
+from .engine import run_audit
+from .render.text import claim_label, claim_scope
+from .report import Verdict
 
 __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAULT_SAMPLES", "DEFAULT_CONFIDENCE"]
 
@@ -93,8 +103,6 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     AssertionError
         When a certified bound contradicts the claim (or, with ``accuracy=True``, an accuracy claim).
     """
-    from audit.report import Verdict
-
     report = _run(mechanism, scenario, claim=claim, samples=samples, seed=seed, confidence=confidence,
                   accuracy=accuracy, n_jobs=n_jobs, **audit_options)
     failed_accuracy = accuracy and report.accuracy is not None and report.accuracy.verdict is Verdict.VIOLATED
@@ -107,11 +115,6 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
          seed: Optional[int] = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
          accuracy: bool = False, **audit_options: Any):
     """:func:`audit.run_audit` with the plugin's defaults (scenario, samples, seed, no progress bar)."""
-    from audit import run_audit
-    from mechanisms.claims import as_relation
-
-    import scenarios
-
     if claim is None:
         claim = getattr(mechanism, "claim", None)
     if scenario is None:
@@ -126,8 +129,6 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
 
 def failure_message(report: Any, *, accuracy: bool = False) -> str:
     """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
-    from audit.report import Verdict, claim_label, claim_scope
-
     claim = report.claim
     claimed = f"{claim_label(claim.to_dict())} {claim_scope(claim.to_dict(), report.scenario)}"
     level = f"jointly with probability ≥ {report.confidence:g}"
@@ -193,8 +194,6 @@ class _SessionControl:
     lowest: float = 1.0
 
     def confidence(self, call: int) -> float:
-        import math
-
         level = (1.0 - self.run_confidence) * 6.0 / (math.pi ** 2 * call ** 2) / max(self.tests, 1)
         self.audits += 1
         self.lowest = min(self.lowest, 1.0 - level)
@@ -203,8 +202,6 @@ class _SessionControl:
 
 # -- pytest hooks --------------------------------------------------------------------------------
 def _positive_int(text: str) -> int:
-    import argparse
-
     try:
         value = int(text)
     except ValueError:
@@ -226,8 +223,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _unit(text: str) -> float:
-    from .cli import _confidence  # the CLI's parser of a number in (0, 1)
-
     return _confidence(text)
 
 

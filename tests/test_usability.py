@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import audit.cli
 import scenarios
 from audit import run_audit
 from audit.cli import exact_integer, main
@@ -222,27 +223,25 @@ def test_unfinished_streams_end_without_joblib_warnings():
 
 
 def test_an_interrupted_run_says_in_one_line_what_was_saved(tmp_path, capsys, monkeypatch):
-    import audit.suite
-
     paths = []
     for name in ("a", "b"):
         paths.append(tmp_path / f"{name}.toml")
         paths[-1].write_text(_scenario_file(name, GAUSSIAN))
-    real = audit.suite.run_audits
+    real = audit.cli.run_audits  # audit.suite's, where `dpaudit run` looks it up
 
     def interrupted(specs, settings):
         stream = real(specs, settings)
         yield next(stream)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(audit.suite, "run_audits", interrupted)
+    monkeypatch.setattr(audit.cli, "run_audits", interrupted)
     code, _, err = _run(capsys, "run", *paths, "--out", tmp_path / "out", "--no-plots", "--no-progress")
     assert code == 130
     (line,) = err.strip().splitlines()
     assert "1 of 2 audits finished and saved in" in line and "--resume" in line
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [entry["name"] for entry in saved["audits"]] == ["a"]
-    monkeypatch.setattr(audit.suite, "run_audits", real)
+    monkeypatch.setattr(audit.cli, "run_audits", real)
     code, _, err = _run(capsys, "run", *paths, "--out", tmp_path / "out", "--no-plots", "--no-progress",
                         "--resume")
     assert code == 0 and "a: resuming from" in err and "Warning" not in err
