@@ -6,12 +6,10 @@ NOT_REFUTED is expected (a false alarm has probability ≤ 0.05 over seeds, and 
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +20,6 @@ from audit import run_audit
 from audit.cli import exact_integer, main
 from mechanisms import ApproxDP, GaussianMechanism
 
-ROOT = Path(__file__).resolve().parents[1]
 
 def _scenario_file(name, mechanism, samples=20_000, claim=""):
     return (f'name = "{name}"\n[mechanism]\n{mechanism}\n{claim}\n[scenario]\nkind = "counting"\nd = 1\n'
@@ -291,29 +288,3 @@ def test_an_early_stop_says_so_and_counts_only_what_was_drawn():
     phases = report.draws["per_pair_per_side"]
     assert phases["certification"] < looks["planned"]["certification"]
     assert "stopped early at look" in report.summary()
-
-
-# -- import layers ------------------------------------------------------------------------------------
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            prefix = "." * node.level + (node.module or "")
-            names |= {prefix} | {f"{prefix}.{alias.name}" if node.level and not node.module else prefix
-                                 for alias in node.names}
-    return names
-
-
-@pytest.mark.parametrize("package, forbidden", [("mechanisms", ("scenarios", "audit")),
-                                                ("scenarios", ("audit",))])
-def test_layers_only_reach_down(package, forbidden):
-    for path in sorted((ROOT / package).rglob("*.py")):
-        bad = {name for name in _imports(path) if name.split(".")[0] in forbidden}
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
-
-
-def test_executor_and_dask_backend_do_not_import_each_other():
-    dask_imports = _imports(ROOT / "audit" / "dask_backend.py")
-    assert not any(name.endswith("executor") for name in dask_imports), dask_imports
