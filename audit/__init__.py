@@ -5,15 +5,17 @@ and verdict hold simultaneously at the stated confidence; ``run_accuracy_audit``
 quantiles, variance and worst-case error claims.
 """
 
-__version__ = "0.1.0"
-
 from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
 from .errors import CheckpointError, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
 from .settings import AuditSettings, SettingsError
 from .spec import AuditSpec, load_spec
+from .moved import install_moved_modules
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
+from .version import __version__
+
+install_moved_modules()  # audit.output, audit.html, audit.plots: now in audit.render
 
 __all__ = [
     "AccuracyReport",
@@ -37,4 +39,5 @@ __all__ = [
     "cp_upper",
     "run_accuracy_audit",
     "run_audit",
+    "__version__",
 ]

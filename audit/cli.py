@@ -18,17 +18,32 @@ a run in which some audit could not run exits 2 even if another was refuted.
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
+import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
+import mechanisms
 import scenarios
 
+from .errors import CheckpointError
+from .parallelism import known_backends
+from .render.files import load_report, report_document, write_reports
+from .render.plots import save_figures
+from .render.tables import format_table
+from .render.text import error_control_text, figure_stem
+from .report import dumps
 from .settings import AuditSettings, exact_integer, option_type
 from .spec import load_spec
 from .statistics import statistic_names
+from .suite import RunSettings, checkpoint_path, run_audits
+from .suite import side_by_side as suite_side_by_side
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value", "exact_integer"]
 
@@ -54,8 +69,6 @@ _DEBUG_HELP = "show the full traceback of an error (default: a one-line message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .parallelism import known_backends
-
     parser = _Parser(prog="dpaudit", description="Empirical differential-privacy auditing: certified "
                      "lower bounds on ε, δ and μ against a mechanism's claim.")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
@@ -139,8 +152,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as exc:
         return _fail(exc, debug)
     except BrokenPipeError:  # e.g. `dpaudit list | head`: stop quietly
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except Interrupted as exc:
@@ -177,8 +188,6 @@ def _load_specs(files: Sequence[Path]) -> list:
     if problems:
         raise scenarios.ScenarioFileError(problems)
     seen: dict[str, Path] = {}
-    from .plots import figure_stem
-
     for spec in specs:
         if spec.claim is None:
             raise UsageError(f"{spec.path}: the mechanism declares no claim; add a [claim] table")
@@ -207,12 +216,6 @@ def error_control(specs, confidence: Optional[float], method: str) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .errors import CheckpointError
-    from .output import format_table, report_document, write_reports
-    from .report import dumps
-    from .suite import RunSettings, checkpoint_path, run_audits
-    from .suite import side_by_side as suite_side_by_side
-
     files = list(args.files) or scenarios.bundled_suite(args.suite)
     if not files:
         raise UsageError(f"dpaudit run: the bundled {args.suite!r} suite has no scenario files")
@@ -273,8 +276,6 @@ def _run(args: argparse.Namespace) -> int:
         print(dumps(report_document(entries, settings)))
         where = sys.stderr
     else:
-        from .output import error_control_text
-
         print(format_table(entries))
         print("\n" + error_control_text(control))
         where = sys.stdout
@@ -308,8 +309,6 @@ def _report_entry(entry: dict, index: int, count: int, options: Any, side_by_sid
 
 def _saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:
     """One line: which audits are finished in the report, which have progress in a checkpoint."""
-    from .suite import checkpoint_path
-
     pending = [spec for spec in specs[len(entries):] if checkpoint_path(out, spec).exists()]
     finished = f"{len(entries)} of {len(specs)} audits finished and saved in {out / 'report.json'}"
     partial = (f"; partial progress of {', '.join(repr(s.name) for s in pending)} saved in "
@@ -319,8 +318,6 @@ def _saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> 
 
 def _remove_checkpoints(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> int:
     """Delete the checkpoints of the completed audits (and the folder if it is left empty)."""
-    from .suite import checkpoint_path
-
     removed = 0
     for spec, entry in zip(specs, entries):
         path = checkpoint_path(out, spec)
@@ -335,11 +332,6 @@ def _remove_checkpoints(out: Path, specs: Sequence[Any], entries: Sequence[dict]
 
 # -- dpaudit list -------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
-    import inspect
-    import warnings
-
-    import mechanisms
-
     print("Reference mechanisms (scenario files: [mechanism] name = ...; `dpaudit theory NAME --param value`):")
     for name, cls in mechanisms.REFERENCE_MECHANISMS.items():
         try:
@@ -389,8 +381,6 @@ def _theory_params(tokens: Sequence[str]) -> dict:
 
 
 def _build_reference(name: Any, params: dict, where: str) -> Any:
-    import mechanisms
-
     known = mechanisms.REFERENCE_MECHANISMS
     if name not in known:
         raise UsageError(f"dpaudit theory: {where} must be one of {', '.join(sorted(known))}, got {name!r}")
@@ -417,10 +407,6 @@ def _exact(function: Any, *args: Any) -> Optional[float]:
 
 
 def _theory(args: argparse.Namespace) -> int:
-    import warnings
-
-    import numpy as np
-
     params = _theory_params(args.params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -475,9 +461,6 @@ def _theory(args: argparse.Namespace) -> int:
 
 # -- dpaudit plot -------------------------------------------------------------------------------
 def _plot(args: argparse.Namespace) -> int:
-    from .output import load_report
-    from .plots import save_figures
-
     document = load_report(args.report)
     out = (args.out if args.out is not None else args.report.parent) / "figures"  # as `run --out`
     drawn = 0

@@ -47,12 +47,16 @@ from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
+import scipy
+import statsmodels
 from tqdm.auto import tqdm
 
+import scenarios
 from mechanisms.base import mechanism_name
 from mechanisms.claims import Claim, claim_types
 from mechanisms.parameters import FrozenParameters
 
+from .accuracy import run_accuracy_audit
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state
 from .executor import make_executor
@@ -65,6 +69,7 @@ from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, q
                      stage_draws)
 from .settings import AuditSettings
 from .statistics import statistic_label
+from .version import __version__
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
@@ -168,8 +173,6 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
                 break
         accuracy_report = None
         if settings.accuracy and scenario.checked and _declares_accuracy(mechanism):
-            from .accuracy import run_accuracy_audit
-
             accuracy_options = dict(backend_options)
             if backend == "dask" and "scheduler" not in accuracy_options:
                 accuracy_options["scheduler"] = executor.client  # reuse the cluster this run started
@@ -200,8 +203,6 @@ def _resolve_claim(mechanism, claim, name):
 
 
 def _resolve_scenario(scenario, claim):
-    import scenarios
-
     if is_search(scenario):  # searched later, once the seed is known
         return scenario
     if not isinstance(scenario, scenarios.Scenario):
@@ -453,10 +454,5 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
 
 
 def _versions() -> dict:
-    import scipy
-    import statsmodels
-
-    from . import __version__
-
     return {"dpaudit": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "statsmodels": statsmodels.__version__}

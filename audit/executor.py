@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from joblib import Parallel, delayed
 
+from .dask_backend import DaskExecutor
 from .parallelism import check_backend, check_n_jobs
 
 __all__ = ["ChunkExecutor", "make_executor", "check_backend", "check_n_jobs", "quiet_abandoned_tasks"]
@@ -96,9 +97,7 @@ def _quietly(stream: Iterator[Any]) -> Iterator[Any]:
 def make_executor(backend: str, n_jobs: int, **options) -> ChunkExecutor:
     """The executor for ``backend``: joblib's backends, or a Dask cluster for ``"dask"``."""
     backend = check_backend(backend)
-    if backend == "dask":
-        from .dask_backend import DaskExecutor  # optional extra
-
+    if backend == "dask":  # the Dask extra is imported when the executor is made
         return DaskExecutor(n_jobs=n_jobs, **options)
     if options:
         raise TypeError(f"backend {backend!r} takes no options, got {sorted(options)}; "

@@ -2,7 +2,7 @@
 
 The executors (:mod:`audit.executor` for joblib, :mod:`audit.dask_backend` for Dask) both import
 from here and never from each other, so the imports run one way, ``executor → dask_backend → parallelism``,
-with no way back (``executor`` imports ``dask_backend`` lazily for ``backend="dask"``).
+with no way back (``dask_backend`` imports Dask itself only when a Dask executor is made).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 import numbers
 from typing import Any, Iterable, Mapping
+
+from joblib.parallel import BACKENDS
 
 __all__ = ["DASK_OPTIONS", "known_backends", "check_backend", "check_n_jobs", "check_backend_options"]
 
@@ -20,8 +22,6 @@ DASK_OPTIONS = ("scheduler", "window", "share_arguments", "dashboard_address")
 
 def known_backends() -> tuple[str, ...]:
     """joblib's registered backends (``loky``, ``threading``, ... and any registered later) and ``dask``."""
-    from joblib.parallel import BACKENDS
-
     return tuple(sorted(set(BACKENDS) | {"dask"}))
 
 

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Optional, Union
 
-from mechanisms.claims import claim_label as registered_claim_label
-
 from .slots import Slot
+from .render import text
+from .render.html import audit_section
+from .render.plots import PlotsUnavailable, figure_png
+from .render.plots import figures as draw_figures
 
 __all__ = ["Verdict", "Violation", "JointViolation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
-           "jsonable", "dumps", "draw_counts", "claim_label", "claim_scope", "draws_text", "statistic_text",
-           "accuracy_claim", "format_number", "TRADEOFF_MEANING"]
+           "jsonable", "dumps", "draw_counts"]
 
 
 class Verdict(str, Enum):
@@ -63,25 +65,6 @@ def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), indent=2, allow_nan=False)
 
 
-#: What the certified trade-off points bound, in the words every report uses.
-TRADEOFF_MEANING = (
-    "Each certified point (α_hi, β_hi) is a threshold test whose true type-I error is at most α_hi "
-    "and whose true type-II error is at most β_hi, so the pair's true trade-off curve satisfies "
-    "T(α_hi) ≤ β_hi: together the points give an upper bound on T (the staircase in the figure; "
-    "T lies on or below it). No sampling-based audit can bound T from below. The claim says "
-    "T ≥ the claimed curve, so a certified point below the claimed curve refutes it.")
-
-
-def format_number(value: Any, digits: int = 4, missing: str = "unknown") -> str:
-    """``value`` to ``digits`` significant digits; ∞ and −∞ as symbols, ``None`` as ``missing``."""
-    if value is None:
-        return missing
-    number = float(value)
-    if math.isinf(number):
-        return "∞" if number > 0 else "−∞"
-    return f"{number:.{digits}g}"
-
-
 def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None,
                 certification: Optional[list] = None, quick_look: Optional[list] = None) -> dict:
     """How many outputs the audit drew from the mechanism, per side.
@@ -113,70 +96,6 @@ def draw_counts(phases: dict, pairs: int, looks: Optional[dict] = None,
     if looks is not None:
         draws["looks"] = looks
     return draws
-
-
-def statistic_text(statistic: dict) -> str:
-    """The test statistic option and what each pair used, e.g. ``auto → categorical, linear``."""
-    if not statistic or "pairs" not in statistic:
-        return "unknown"
-    used = ", ".join(dict.fromkeys(str(p.get("auto_choice") or p.get("kind")) for p in statistic["pairs"]))
-    option = statistic.get("option", "?")
-    return used if option == used else f"{option} → {used}"
-
-
-def draws_text(draws: dict) -> str:
-    """One line: the total draws per side, how they split over the phases, where it stopped."""
-    if not draws:
-        return "unknown"
-    phases = " + ".join(f"{count:,} {phase}" for phase, count in draws["per_pair_per_side"].items())
-    looks = draws.get("looks")
-    stop = ""
-    if looks and looks.get("stopped_early"):
-        quick = " (the quick look, on 1/16 of the budget)" if looks.get("quick_look") == "stopped" else ""
-        stop = f"; stopped early at look {looks['look']} of {looks['of']}{quick}, a violation being certified"
-    if looks and looks.get("chose_early"):
-        early = looks["chose_early"]
-        stop += (f"; chose its events early, on {early['selection']:,} of {early['planned']:,} selection draws, "
-                 f"the rest certifying, the failure budget favouring {early['favoured']}")
-    moved = ""
-    if draws.get("certification_per_pair"):
-        moved = ("; certification draws moved to the pairs with evidence: "
-                 + " / ".join(f"{count:,}" for count in draws["certification_per_pair"]))
-    return (f"{int(draws['per_side']):,} per side in total ({draws['pairs']} pair(s) × ({phases}){stop}{moved})")
-
-
-def claim_label(claim: dict) -> str:
-    """A claim dict (``Claim.to_dict()``) without its relation, e.g. ``(1, 1e-05)-DP``: the
-    registered claim type's own label (:func:`mechanisms.claims.claim_label`)."""
-    return registered_claim_label(claim)
-
-
-def claim_scope(claim: dict, scenario: dict) -> str:
-    """What the claim was audited for: the neighbour relation, or the user's vouched-for pairs.
-
-    A relation means nothing for inputs that are not datasets of rows (``scenarios.custom``), so
-    there the claim is stated for the pairs the user vouched for.
-    """
-    if not (scenario or {}).get("checked", True):
-        return "[on the input pairs vouched for by the user; no neighbour relation checked]"
-    return f"[{claim.get('relation', 'add-remove')}]"
-
-
-def accuracy_claim(accuracy: dict) -> str:
-    """The accuracy claims an accuracy report (``AccuracyReport.to_dict()``) checked, in words."""
-    alpha = float(accuracy["alpha"])
-    parts = []
-    queries = [c for c in accuracy.get("columns", []) if c.get("is_query")]
-    if queries and queries[0].get("claimed_bound") is not None:
-        parts.append(f"P(|error| > {float(queries[0]['claimed_bound']):.4g}) ≤ {alpha:g} per query")
-    if int(accuracy.get("queries", 1)) > 1 and accuracy.get("max_error_bound") is not None:
-        parts.append(f"P(max of {int(accuracy['queries'])} |errors| > "
-                     f"{float(accuracy['max_error_bound']):.4g}) ≤ {alpha:g}")
-    if queries and queries[0].get("claimed_variance") is not None:
-        parts.append(f"noise variance {float(queries[0]['claimed_variance']):.4g}")
-    if accuracy.get("worst_case_bound") is not None:
-        parts.append(f"|error| ≤ {float(accuracy['worst_case_bound']):.4g} always")
-    return "claimed " + "; ".join(parts) if parts else "no accuracy claim"
 
 
 @dataclass(frozen=True)
@@ -247,7 +166,7 @@ class TradeoffCurve:
     its true errors (simultaneously for all points and all other bounds of the report).  What
     this bounds: the test's true errors are at most (alpha_upper[i], beta_upper[i]), so the pair's
     true trade-off curve satisfies T(alpha_upper[i]) ≤ beta_upper[i], an *upper* bound on T (the
-    staircase of :func:`audit.plots.certified_staircase`).  No lower bound on T follows from
+    staircase of :func:`audit.render.plots.certified_staircase`).  No lower bound on T follows from
     samples: a better test may exist that the audit did not find.  ``grid``/``claimed``/``exact``
     are the claimed and exact curves for plotting.
     """
@@ -322,17 +241,13 @@ class AuditReport:
         return json.dumps(self.to_dict(include_runtime), indent=2, allow_nan=False)
 
     def to_html(self, figures: bool = True) -> str:
-        """This audit as an HTML fragment (:func:`audit.html.audit_section`), with its figures
+        """This audit as an HTML fragment (:func:`audit.render.html.audit_section`), with its figures
         as embedded PNGs when ``figures`` and matplotlib is installed."""
-        from .html import audit_section
-
         data = self.to_dict()
         drawn = {}
         if figures:
-            from .plots import PlotsUnavailable, figure_png, figures as draw
-
             try:
-                drawn = {kind: figure_png(figure) for kind, figure in draw(data).items()}
+                drawn = {kind: figure_png(figure) for kind, figure in draw_figures(data).items()}
             except PlotsUnavailable:
                 drawn = {}
         return audit_section(data, figures=drawn)
@@ -342,33 +257,20 @@ class AuditReport:
         return self.to_html()
 
     def summary(self) -> str:
-        def fmt(value, digits=4):
-            return "unknown" if value is None else f"{value:.{digits}g}"
+        """The audit in a few lines (:func:`audit.render.text.summary_text`): claim, verdict,
+        certified bounds next to the claimed and exact values, draws and the first violations."""
+        return text.summary_text(self.to_dict())
 
-        lines = [
-            f"dpaudit: {self.mechanism}",
-            f"  claim          {claim_label(self.claim.to_dict())} "
-            f"{claim_scope(self.claim.to_dict(), self.scenario)}",
-            f"  verdict        {self.verdict.value} (false-alarm probability ≤ {1 - self.confidence:.3g})",
-            f"  ε lower bound  {fmt(self.epsilon_lower_bound)} at δ = {self.reference_delta:g}"
-            f"   (claimed {fmt(self.reference_epsilon)}, exact {fmt(self.exact_epsilon)})",
-            f"  δ lower bound  {fmt(self.delta_lower_bound)} at ε = {self.reference_epsilon:.4g}"
-            f"   (exact {fmt(self.exact_delta)})",
-            f"  μ lower bound  {fmt(self.mu_lower_bound)}   (exact {fmt(self.exact_mu)})",
-        ]
-        if self.audit_tightness is not None:
-            lines.append(f"  audit tightness ε_lb/ε_exact = {self.audit_tightness:.3f}")
-        if self.claim_slack is not None:
-            lines.append(f"  claim slack     ε_exact/ε_claimed = {self.claim_slack:.3f}")
-        lines.append(f"  worst pair     {self.worst_pair}")
-        lines.append(f"  statistic      {statistic_text(self.statistic)}")
-        lines.append(f"  samples        {self.samples:,} per pair and side (all phases); seed {self.seed}")
-        lines.append(f"  draws          {draws_text(self.draws)}")
-        for violation in self.violations[:3]:
-            lines.append(f"  violation: {violation.message}")
-        if self.accuracy is not None:
-            lines.append(f"  accuracy       {self.accuracy.verdict.value} ({accuracy_claim(self.accuracy.to_dict())}; "
-                         f"{self.accuracy.samples:,} more draws)")
-        if not self.scenario.get("checked", True):
-            lines.append("  note           neighbouring pairs vouched for by the user, not checked")
-        return "\n".join(lines)
+
+#: Text helpers that lived here before :mod:`audit.render.text` held them.
+_MOVED_TO_RENDER_TEXT = frozenset({"TRADEOFF_MEANING", "accuracy_claim", "claim_label", "claim_scope", "draws_text",
+                                   "format_number", "statistic_text"})
+
+
+def __getattr__(name: str) -> Any:
+    """``from audit.report import claim_label`` keeps working, with a ``DeprecationWarning``."""
+    if name in _MOVED_TO_RENDER_TEXT:
+        warnings.warn(f"audit.report.{name} has moved: import it from audit.render.text",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(text, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

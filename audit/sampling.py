@@ -21,6 +21,7 @@ from enum import IntEnum
 from typing import Any, Iterator, Optional
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from .errors import MechanismError
 from .statistics import LinearStatistic, TrainingPlan, combine_moments, lda_statistic
@@ -276,8 +277,6 @@ def single_threaded_blas() -> Iterator[None]:
     """
     with _BLAS_LOCK:
         if not _BLAS_CONTROLLER:
-            from threadpoolctl import ThreadpoolController
-
             _BLAS_CONTROLLER.append(ThreadpoolController())
         with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
             yield

@@ -32,6 +32,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
+from scenarios.search import (SearchSpec, is_valid, mutate, random_candidates, searched_scenario,
+                              structured_candidates)
+
 from .executor import make_executor
 from .sampling import (BIT_GENERATOR, chunk_plan, chunk_size_for, draw_outputs, lda_statistic,
                        single_threaded_blas)
@@ -138,8 +141,6 @@ def _proposal_rng(seed: int, round_index: int) -> np.random.Generator:
 
 def _propose(spec, round_index: int, size: int, ranked: list, seen: set) -> list:
     """``size`` new, valid, distinct candidates for this round (fewer if the domain runs out)."""
-    from scenarios.search import is_valid, mutate, random_candidates, structured_candidates
-
     rng = _proposal_rng(spec.seed_value, round_index)
     if round_index == 0:
         structured = structured_candidates(spec.spec, rng)
@@ -195,8 +196,6 @@ def run_search(mechanism: Any, name: str, spec: Any, claim: Any, *, entropy: int
         Its ``record`` holds the candidates tried, the budget, each audited pair's exploration
         score and the best exploration score among candidates not audited.
     """
-    from scenarios.search import searched_scenario
-
     if spec.relation != claim.relation:
         raise ValueError(f"the claim is stated under the {claim.relation.value!r} relation but the "
                          f"search is over {spec.relation.value!r} neighbours")
@@ -243,8 +242,6 @@ def _label(rank: int, entry) -> str:
 def resolve_search(mechanism: Any, name: str, scenario: Any, claim: Any, *, entropy: int,
                    n_jobs: int, backend: str, progress: bool, **backend_options) -> Any:
     """``scenario`` itself, or, for a :class:`scenarios.search.SearchSpec`, the searched scenario."""
-    from scenarios.search import SearchSpec
-
     if not isinstance(scenario, SearchSpec):
         return scenario
     return run_search(mechanism, name, scenario, claim, entropy=entropy, n_jobs=n_jobs,
@@ -253,7 +250,5 @@ def resolve_search(mechanism: Any, name: str, scenario: Any, claim: Any, *, entr
 
 def is_search(scenario: Any) -> bool:
     """Whether ``scenario`` is a search specification rather than a scenario."""
-    from scenarios.search import SearchSpec
-
     return isinstance(scenario, SearchSpec)
 

@@ -13,11 +13,21 @@ in file order, so report.json, summary.md and report.html read the same either w
 from __future__ import annotations
 
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from .settings import AuditSettings
+
+from joblib import Parallel, delayed
+
+from .engine import run_audit
+from .errors import CheckpointError, MechanismError
+from .executor import quiet_abandoned_tasks
+from .render.files import error_entry, make_entry
+from .render.plots import PlotsUnavailable, save_figures
+from .render.text import figure_stem
 
 __all__ = ["RunSettings", "audit_entry", "run_audits", "checkpoint_path", "side_by_side",
            "SUITE_PARALLEL_BACKENDS"]
@@ -55,8 +65,6 @@ class RunSettings:
 
 def checkpoint_path(out: Path, spec: Any) -> Path:
     """Where the audit of ``spec`` saves its progress: ``OUT/checkpoints/<name>.npz``."""
-    from .plots import figure_stem
-
     return Path(out) / "checkpoints" / f"{figure_stem(spec.name)}.npz"
 
 
@@ -68,11 +76,6 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
     the traceback goes in the private key ``"_traceback"`` when ``settings.debug``.  A checkpoint
     of another audit (:class:`audit.errors.CheckpointError`) propagates.
     """
-    from .engine import run_audit
-    from .errors import CheckpointError, MechanismError
-    from .output import error_entry, make_entry
-    from .plots import PlotsUnavailable, save_figures
-
     try:
         report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim,
                            settings=settings.audit_settings(spec, n_jobs=n_jobs, progress=progress))
@@ -111,12 +114,6 @@ def run_audits(specs: Sequence[Any], settings: RunSettings) -> Iterator[dict]:
         for spec in specs:
             yield audit_entry(spec, settings)
         return
-    import warnings
-
-    from joblib import Parallel, delayed
-
-    from .executor import quiet_abandoned_tasks
-
     with warnings.catch_warnings():
         quiet_abandoned_tasks()
         parallel = Parallel(n_jobs=settings.n_jobs, backend=settings.backend, return_as="generator")

@@ -43,7 +43,8 @@ import scenarios
 from mechanisms.claims import as_relation
 
 from .engine import run_audit
-from .report import Verdict, claim_label, claim_scope
+from .render.text import claim_label, claim_scope
+from .report import Verdict
 from .settings import AuditSettings, option_type
 
 __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAULT_SAMPLES", "DEFAULT_CONFIDENCE"]

@@ -7,7 +7,7 @@ import pytest
 import scenarios
 from audit.spec import load_spec
 from audit.cli import error_control
-from audit.output import error_control_text
+from audit.render.text import error_control_text
 
 pytest_plugins = ["pytester"]
 

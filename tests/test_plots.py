@@ -14,8 +14,8 @@ pytest.importorskip("matplotlib")
 import mechanisms  # noqa: E402
 import scenarios  # noqa: E402
 from audit import run_audit  # noqa: E402
-from audit import plots  # noqa: E402
-from audit.output import make_entry, noise_density  # noqa: E402
+from audit.render import plots  # noqa: E402
+from audit.render.files import make_entry, noise_density  # noqa: E402
 from audit.report import dumps  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -18,6 +18,8 @@ pytest.importorskip("matplotlib")
 import scenarios  # noqa: E402
 from audit import run_audit  # noqa: E402
 from audit.cli import main  # noqa: E402
+from audit.render.files import load_report  # noqa: E402
+from audit.render.html import audit_section, report_html  # noqa: E402
 from mechanisms import GaussianMechanism  # noqa: E402
 
 SCENARIO = """name = "{name}"
@@ -110,3 +112,16 @@ def test_audit_report_shows_itself_as_html_in_a_notebook():
     assert report.mechanism in page and "NOT_REFUTED" in page
     assert f"{report.epsilon_lower_bound:.4g}" in page
     assert 'src="data:' not in report.to_html(figures=False)
+
+
+def test_every_value_from_a_report_is_escaped(html_run):
+    """Names, notes, warnings and errors come from users' files: the templates escape them all."""
+    document = load_report(html_run / "report.json")
+    hostile = "<script>alert('x')</script> & \"quoted\""
+    entry = dict(document["audits"][0], name=hostile, note=hostile, warnings=[hostile], path=hostile)
+    entry["report"] = dict(entry["report"], mechanism=hostile, worst_pair=hostile)
+    failed = dict(entry, name="failed " + hostile, report=None, error=hostile)
+    for page in (audit_section(entry["report"], name=hostile, entry=entry),
+                 report_html([entry, failed], {"note": hostile}, html_run)):
+        assert "<script>alert" not in page and "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+        assert "&amp; &#34;quoted&#34;" in page

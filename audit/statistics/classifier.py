@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .base import Statistic
 from .features import FEATURE_SETS, FeatureMap, fit_feature_map
@@ -73,8 +74,6 @@ class ClassifierStatistic(Statistic):
         # patterns) would be far larger than the chunk itself.
         # One OpenMP thread: chunks already run in parallel, and scikit-learn's threads on top of
         # the workers oversubscribe the cores.
-        from threadpoolctl import threadpool_limits
-
         scores = np.empty(outputs.shape[0])
         with threadpool_limits(limits=1, user_api="openmp"):
             for start in range(0, outputs.shape[0], _BLOCK):

@@ -28,16 +28,17 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .files import write_file
+from .text import claim_label, figure_stem
 
 __all__ = ["PlotsUnavailable", "tradeoff_figure", "epsilon_figure", "accuracy_figure",
            "figures", "save_figures", "figure_png", "certified_staircase",
-           "LABEL_CERTIFIED_REGION", "LABEL_VIOLATION", "figure_stem", "as_report",
+           "LABEL_CERTIFIED_REGION", "LABEL_VIOLATION", "as_report",
            "LABEL_EMPIRICAL", "LABEL_CLAIMED", "LABEL_EXACT", "LABEL_CERTIFIED_EPSILON", "LABEL_HEADLINE",
            "LABEL_HISTOGRAM", "LABEL_DENSITY", "LABEL_GAUSSIAN"]
 
@@ -89,10 +90,7 @@ def _number(value: Any) -> Optional[float]:
 
 
 def _title(report: dict, what: str) -> str:
-    claim = report.get("claim", {})
-    text = {"approx-dp": "({epsilon:g}, {delta:g})-DP", "pure-dp": "{epsilon:g}-DP",
-            "gdp": "{mu:g}-GDP"}.get(claim.get("type"), "{type}").format(**claim)
-    return f"{report['mechanism']}\n{what}: claim {text}, verdict {report['verdict']}"
+    return f"{report['mechanism']}\n{what}: claim {claim_label(report.get('claim', {}))}, verdict {report['verdict']}"
 
 
 def _sparse_log_ticks(axis) -> None:
@@ -321,12 +319,6 @@ def accuracy_figure(data: dict):
 _KINDS = {"tradeoff": tradeoff_figure, "epsilon": epsilon_figure, "accuracy": accuracy_figure}
 
 
-def figure_stem(name: str) -> str:
-    """A file-name-safe version of an audit's name."""
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")
-    return stem or "audit"
-
-
 def figures(data: dict) -> dict:
     """All figures of one report entry, by kind ("tradeoff", "epsilon", "accuracy")."""
     drawn = {kind: draw(data) for kind, draw in _KINDS.items()}
@@ -342,8 +334,6 @@ def figure_png(figure) -> bytes:
 
 def save_figures(data: dict, directory: "str | Path", stem: str) -> dict[str, Path]:
     """Draw and write ``<directory>/<stem>-<kind>.png`` atomically; returns the paths by kind."""
-    from .output import write_file
-
     directory = Path(directory)
     paths = {}
     for kind, figure in figures(data).items():
