@@ -1,4 +1,4 @@
-"""Lower bounds on ε, δ and μ from one certified test (GROUND_TRUTH §3).
+"""Lower bounds on ε, δ and μ from one certified test (docs/ground-truth.md §3).
 
 A test that rejects "the output came from P" on an event E has type-I error α = P(E) and type-II
 error β = 1 − Q(E).  Given one-sided upper confidence bounds α_hi ≥ α and β_hi ≥ β, every claim is

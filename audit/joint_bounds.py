@@ -2,7 +2,7 @@
 
 An event E with A = P(E) on the side it is more likely under and B = P(E) on the other gives the
 point (α, β) = (B, 1 − A) of a test.  The headline quantities are functionals v = F(α, β) of that
-point whose level sets are trade-off curves (GROUND_TRUTH §3):
+point whose level sets are trade-off curves (docs/ground-truth.md §3):
 
 * ε at δ: F = max(ln((1 − δ − β)/α), ln((1 − δ − α)/β)), and F ≥ v ⇔ β ≤ f_{v,δ}(α);
 * δ at ε: F = max(1 − β − e^ε α, 1 − α − e^ε β), and F ≥ v ⇔ β ≤ f_{ε,v}(α);

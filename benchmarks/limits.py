@@ -16,13 +16,13 @@ Beta(k, n − k + 1)), over both orientations and a fine grid of thresholds t, a
 level γ the engine uses for the quantity (see :class:`audit.selection.Budget`).  This is the
 expected certified bound of the best *single threshold* with the *ideal* statistic (the exact
 likelihood-ratio direction; the engine learns it, and chooses its threshold on a finite histogram
-from separate selection samples), so a real audit lands at or somewhat below it.  GROUND_TRUTH §3
+from separate selection samples), so a real audit lands at or somewhat below it.  docs/ground-truth.md §3
 tabulates the same quantity at the 95% one-sided level (γ = 0.025) for the classical Gaussian.
 
 References
 ----------
 Clopper & Pearson (1934); Kairouz, Oh & Viswanath (2015) for the test-to-ε inequalities;
-Jagielski, Ullman & Oprea (2020) and Nasr et al. (2023) for the auditing bounds (GROUND_TRUTH §3).
+Jagielski, Ullman & Oprea (2020) and Nasr et al. (2023) for the auditing bounds (docs/ground-truth.md §3).
 """
 
 from __future__ import annotations

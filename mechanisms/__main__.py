@@ -2,7 +2,7 @@
 
 For each calibration of :mod:`mechanisms.calibration` and each (ε, δ) of a grid, the table shows
 σ/Δ, the exact ε of the resulting mechanism at the claimed δ and the exact δ at the claimed ε
-(GROUND_TRUTH §1: μ = Δ/σ, δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)), and flags the claims that
+(docs/ground-truth.md §1: μ = Δ/σ, δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)), and flags the claims that
 do not hold: exact ε at the claimed δ above the claimed ε.  The classical and lecture
 calibrations are proven only for ε < 1 (resp. ε ≤ 1); the table shows where they hold anyway.
 """

@@ -3,7 +3,7 @@
 Lattice-valued mechanisms need an integer query: they answer the count c(X) = Σ_i x_i of a
 dataset of rows x_i ∈ {0, 1} (one column).  Adding, removing or replacing a row changes the
 count by at most 1, so every neighbour pair of either relation is a pair of counts (c, c + 1) or
-identical counts (GROUND_TRUTH §3: the privacy profile is the supremum over those pairs).
+identical counts (docs/ground-truth.md §3: the privacy profile is the supremum over those pairs).
 """
 
 from __future__ import annotations

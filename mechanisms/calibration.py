@@ -1,6 +1,6 @@
 """Noise calibrations of the Gaussian mechanism: (ε, δ, Δ) → σ.
 
-Four calibrations are offered (GROUND_TRUTH §1).  Whatever the calibration, the exact privacy
+Four calibrations are offered (docs/ground-truth.md §1).  Whatever the calibration, the exact privacy
 of the resulting mechanism is the μ-GDP profile with μ = Δ/σ (:mod:`mechanisms.gdp`); the
 calibrations differ only in how much noise they add for a requested (ε, δ):
 
@@ -121,7 +121,7 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     Returns
     -------
     float
-        σ.  Reference (GROUND_TRUTH §1): (ε, δ) = (1, 1e-5) → σ/Δ = 3.7306316348.
+        σ.  Reference (docs/ground-truth.md §1): (ε, δ) = (1, 1e-5) → σ/Δ = 3.7306316348.
 
     References
     ----------

@@ -1,6 +1,6 @@
 """k-fold composition: k independent runs of one mechanism on the same dataset.
 
-Privacy claims compose as follows (GROUND_TRUTH §6):
+Privacy claims compose as follows (docs/ground-truth.md §6):
 
 - (ε, δ)-DP  →  (kε, kδ)-DP, basic composition (Dwork & Roth 2014, Corollary B.2; Wu's
   lecture notes, Lemma 1.2); an error when kδ ≥ 1, where the claim would be vacuous;

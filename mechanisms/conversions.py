@@ -18,7 +18,7 @@
 
       T(α) ≥ sup_ε max{0, 1 − δ(ε) − e^ε α, e^{−ε}(1 − δ(ε) − α)}
 
-  (Dong, Roth & Su 2022, Proposition 2.12 / GROUND_TRUTH §3).  :func:`profile_tradeoff` takes the
+  (Dong, Roth & Su 2022, Proposition 2.12 / docs/ground-truth.md §3).  :func:`profile_tradeoff` takes the
   supremum over a finite grid of ε only, which is *at most* the true supremum: the curve it
   returns lies on or below the one the profile implies, so a point below it is below the implied
   curve too and no violation is ever declared that the profile does not imply.

@@ -20,7 +20,7 @@ trade-off curve G_m with
 - replacement (Δn = 0, Δf ∈ [−1, 1]^d): the worst pair replaces a row by its complement,
   μ_rep² = d/b = 4μ²d/(d + C²); for Algorithm 1 this is 4μ²√d/(√d + 1), i.e. 1.907μ at d = 100.
   The paper proves Algorithm 1 only under add/remove; a replacement claim is a misuse that an
-  audit must flag (GROUND_TRUTH §5).
+  audit must flag (docs/ground-truth.md §5).
 
 **Lemma 3.6 (public size).**  With ``n_known`` given, the release is
 f(X) − n/2·1 + n_known/2·1 + Z with Z ~ N(0, d/(4μ²)·I_d) and no size column.  The released mean
@@ -31,8 +31,7 @@ exactly Z only on datasets with |X| = n_known; otherwise every count is biased b
 
 References
 ----------
-C. J. Lebeda, "Better Gaussian Mechanism using Correlated Noise" (shared/papers/
-lebeda_correlated_noise_gaussian.txt): Algorithm 1, Lemmas 3.1, 3.4–3.6, Corollary 3.1.
+C. J. Lebeda, "Better Gaussian Mechanism using Correlated Noise" (2024): Algorithm 1, Lemmas 3.1, 3.4–3.6, Corollary 3.1.
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ _X_MAX = 40.0  # ∫_40^∞ φ underflows to 0 in double precision
 
 
 def _block_log_coverage(t: float, a: float, b: float, k: int) -> float:
-    """log P(max_{i ≤ k} |η + z_i| ≤ t) for η ~ N(0, a), z_i ~ N(0, b) i.i.d. (GROUND_TRUTH §5).
+    """log P(max_{i ≤ k} |η + z_i| ≤ t) for η ~ N(0, a), z_i ~ N(0, b) i.i.d. (docs/ground-truth.md §5).
 
     With η = √a·x, x ~ N(0, 1), and P(x) = P(|√a·x + z| ≤ t), the coverage is ∫ φ(x) P(x)^k dx.
     It is computed as log1p(−T) from the tail T = ∫ φ(x) [1 − P(x)^k] dx, so that tiny tails keep
@@ -150,7 +149,7 @@ class CorrelatedGaussianMechanism(GaussianShapedMechanism):
     References
     ----------
     Lebeda, "Better Gaussian Mechanism using Correlated Noise", Algorithm 1, Lemmas 3.4–3.6,
-    Corollary 3.1; GROUND_TRUTH §5.
+    Corollary 3.1; docs/ground-truth.md §5.
     """
 
     mu: float
@@ -298,7 +297,7 @@ class CorrelatedGaussianMechanism(GaussianShapedMechanism):
         """Exact a with P(max over k of the d counts |error| > a) = α (any k counts alike).
 
         k = 1: √(a + b)·Φ⁻¹(1 − α/2).  k ≤ d: the root of
-        ∫ φ_a(e) [Φ((t − e)/√b) − Φ((−t − e)/√b)]^k de = 1 − α (GROUND_TRUTH §5), by composite
+        ∫ φ_a(e) [Φ((t − e)/√b) − Φ((−t − e)/√b)]^k de = 1 − α (docs/ground-truth.md §5), by composite
         Gauss–Legendre quadrature and Brent's method (tail probabilities agree with 40-digit
         quadrature to ~1e-14 relative; the root to ~1e-13).  Lemma 3.6 (a = 0):
         √b·Φ⁻¹((1 + (1 − α)^{1/k})/2).  For Lemma 3.6 the bound describes the error on datasets

@@ -1,6 +1,6 @@
 """Exact privacy of a pair of distributions on a finite (or finitely truncated) set of outcomes.
 
-For P, Q given by their log-probabilities on common outcomes (GROUND_TRUTH §3):
+For P, Q given by their log-probabilities on common outcomes (docs/ground-truth.md §3):
 
 - hockey stick H_{e^ε}(P‖Q) = Σ_y p(y)(1 − e^{ε − L(y)})₊ with L = ln(p/q), a finite sum of
   non-negative terms (no cancellation), evaluated in log space; the profile of the pair in both

@@ -42,7 +42,7 @@ def gaussian_max_error(sigma: float, alpha: float, k: int = 1) -> float:
     P(max |Z_i| ≤ a) = (1 − 2Φ(−a/σ))^k = 1 − α gives a = σ√2·erfinv((1 − α)^{1/k}); it is
     evaluated as −σ Φ⁻¹(q/2) with q = 1 − (1 − α)^{1/k} = −expm1(log1p(−α)/k), which keeps
     full precision for small α and large k.  For k = 1 this is σ Φ⁻¹(1 − α/2)
-    (GROUND_TRUTH §4; the accuracy note's Theorem 1).
+    (docs/ground-truth.md §4; the accuracy note's Theorem 1).
     """
     q = -math.expm1(math.log1p(-alpha) / k)
     return float(-sigma * special.ndtri(q / 2.0))
@@ -85,7 +85,7 @@ class GaussianMechanism(FrozenParameters, GaussianShapedMechanism):
     Notes
     -----
     Exact privacy: the worst pair has T = G_μ with μ = √d/σ under either relation
-    (``exact_mu``); hence δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (GROUND_TRUTH §1).
+    (``exact_mu``); hence δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (docs/ground-truth.md §1).
 
     References
     ----------

@@ -6,7 +6,7 @@ profile is Balle & Wang (2018, Theorem 8):
 
     δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),   ε ≥ 0,
 
-evaluated in log space for stability (GROUND_TRUTH §1).
+evaluated in log space for stability (docs/ground-truth.md §1).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     """The smallest ε ≥ 0 with δ_μ(ε) ≤ δ (δ_μ is strictly decreasing); 0 if δ ≥ δ_μ(0).
 
     Root of log δ_μ(ε) = log δ by Brent's method on [0, μ²/2 + μ√(2 ln(1/δ))]
-    (GROUND_TRUTH §1).
+    (docs/ground-truth.md §1).
     """
     if not 0.0 < delta < 1.0:
         raise ValueError(f"`delta` must be in (0, 1), got {delta!r}")

@@ -11,7 +11,7 @@ with, for the relation the noise is calibrated for,
 
 - add/remove: η_j ~ N(0, a = (√d + 1)/(4μ²)), z ~ N(0, b = (d + √d)/(4μ²));
 - replacement, ``eta="paper"`` (as printed): a = 4/μ², b = d/μ²;
-- replacement, ``eta="tight"``: a = 1/μ², b = d/μ² (enough for the proof; GROUND_TRUTH §5).
+- replacement, ``eta="tight"``: a = 1/μ², b = d/μ² (enough for the proof; docs/ground-truth.md §5).
 
 Output layout: for each group j, its d noisy counts, then ỹ_j (k = m·(d + 1) columns).
 
@@ -40,8 +40,7 @@ replace/tight   1/√2 ≈ 0.707   1 (cases i and ii both attain it)
 
 References
 ----------
-C. J. Lebeda, "Better Gaussian Mechanism using Correlated Noise" (shared/papers/
-lebeda_correlated_noise_gaussian.txt): Algorithm 2, Lemma 4.2; GROUND_TRUTH §5.
+C. J. Lebeda, "Better Gaussian Mechanism using Correlated Noise" (2024): Algorithm 2, Lemma 4.2; docs/ground-truth.md §5.
 """
 
 from __future__ import annotations

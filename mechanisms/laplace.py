@@ -5,7 +5,7 @@ M(X) = Σ_rows X + (Lap(b))^d with b = Δ/ε for a dataset X of rows in [0, 1]^d
 relations (the all-ones row against nothing, resp. against the all-zeros row).
 
 Exact privacy of the worst pair, a shift by Δ_true = d with ε₀ = Δ_true/b, for d = 1
-(GROUND_TRUTH §2):
+(docs/ground-truth.md §2):
 
 - profile δ(ε') = max(0, 1 − e^{(ε' − ε₀)/2}), inverse ε(δ) = max(0, ε₀ + 2 ln(1 − δ));
 - trade-off T(α) = 1 − e^{ε₀}α for α < e^{−ε₀}/2, e^{−ε₀}/(4α) for e^{−ε₀}/2 ≤ α ≤ ½,
@@ -36,7 +36,7 @@ def laplace_max_error(scale: float, alpha: float, k: int = 1) -> float:
     """Exact t with P(max_{i≤k} |Y_i| > t) = α for k independent Y_i ~ Lap(scale).
 
     P(max |Y_i| ≤ t) = (1 − e^{−t/b})^k = 1 − α gives t = −b ln(1 − (1 − α)^{1/k}), written
-    with q = −expm1(log1p(−α)/k) for precision; k = 1 gives b ln(1/α) (GROUND_TRUTH §4).
+    with q = −expm1(log1p(−α)/k) for precision; k = 1 gives b ln(1/α) (docs/ground-truth.md §4).
     """
     q = -math.expm1(math.log1p(-alpha) / k)
     return -scale * math.log(q)
@@ -81,7 +81,7 @@ class LaplaceMechanism(FrozenParameters, ReferenceMechanism):
 
     References
     ----------
-    Dwork & Roth (2014), Theorem 3.6; GROUND_TRUTH §2 for the exact profile and trade-off.
+    Dwork & Roth (2014), Theorem 3.6; docs/ground-truth.md §2 for the exact profile and trade-off.
     """
 
     epsilon: float
@@ -121,7 +121,7 @@ class LaplaceMechanism(FrozenParameters, ReferenceMechanism):
             f"ε = {self.exact_epsilon0:g} is exact); truth unknown")
 
     def privacy_profile(self, epsilon: Any, relation: Any = None) -> np.ndarray:
-        """δ(ε') = max(0, 1 − e^{(ε' − ε₀)/2}) (GROUND_TRUTH §2), vectorized in ε' ≥ 0.
+        """δ(ε') = max(0, 1 − e^{(ε' − ε₀)/2}) (docs/ground-truth.md §2), vectorized in ε' ≥ 0.
 
         For d > 1 only δ(ε') = 0 for ε' ≥ ε₀ is known; smaller ε' raise ``NotImplementedError``.
         """
@@ -145,7 +145,7 @@ class LaplaceMechanism(FrozenParameters, ReferenceMechanism):
         return max(0.0, self.exact_epsilon0 + 2.0 * math.log1p(-delta))
 
     def tradeoff(self, alpha: Any, relation: Any = None) -> np.ndarray:
-        """T(α) of Lap(0, b) against Lap(1, b) (GROUND_TRUTH §2), vectorized; d = 1 only."""
+        """T(α) of Lap(0, b) against Lap(1, b) (docs/ground-truth.md §2), vectorized; d = 1 only."""
         self._relation(relation)
         if self.d != 1:
             raise self._unknown("trade-off curve")

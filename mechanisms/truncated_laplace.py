@@ -6,7 +6,7 @@ Geng et al.'s calibration for (ε, δ) and sensitivity Δ is
 
     λ = Δ/ε,   τ = (Δ/ε) ln(1 + (e^ε − 1)/(2δ)),   i.e.  r = 2δ/(e^ε − 1 + 2δ).
 
-All formulas below are GROUND_TRUTH §2.  CDF: F(t) = (e^{t/λ} − r)/(2(1 − r)) on [−τ, 0] and
+All formulas below are docs/ground-truth.md §2.  CDF: F(t) = (e^{t/λ} − r)/(2(1 − r)) on [−τ, 0] and
 1 − (e^{−t/λ} − r)/(2(1 − r)) on [0, τ]; quantile F⁻¹(u) = λ ln(r + 2u(1 − r)) for u ≤ ½ and
 −λ ln(r + 2(1 − u)(1 − r)) for u > ½.
 
@@ -224,12 +224,12 @@ class TruncatedLaplaceMechanism(FrozenParameters, ReferenceMechanism):
 
     # -- accuracy ---------------------------------------------------------------------------------
     def noise_variance(self) -> np.ndarray:
-        """Var Y = (2λ² − r(τ² + 2λτ + 2λ²))/(1 − r) (GROUND_TRUTH §4), shape ``(1,)``."""
+        """Var Y = (2λ² − r(τ² + 2λτ + 2λ²))/(1 − r) (docs/ground-truth.md §4), shape ``(1,)``."""
         lam, r, tau = self.scale, self._r, self.bound
         return np.array([(2 * lam**2 - r * (tau**2 + 2 * lam * tau + 2 * lam**2)) / (1.0 - r)])
 
     def mean_absolute_error(self) -> float:
-        """E|Y| = (λ − r(τ + λ))/(1 − r) (GROUND_TRUTH §4)."""
+        """E|Y| = (λ − r(τ + λ))/(1 − r) (docs/ground-truth.md §4)."""
         lam, r, tau = self.scale, self._r, self.bound
         return (lam - r * (tau + lam)) / (1.0 - r)
 
@@ -237,7 +237,7 @@ class TruncatedLaplaceMechanism(FrozenParameters, ReferenceMechanism):
         """Exact t with P(max over k independent copies |Y| > t) = α.
 
         P(|Y| > t) = (e^{−t/λ} − r)/(1 − r) for t ≤ τ, so with q = 1 − (1 − α)^{1/k},
-        t = −λ ln(r + q(1 − r)) ≤ τ (GROUND_TRUTH §4).
+        t = −λ ln(r + q(1 − r)) ≤ τ (docs/ground-truth.md §4).
         """
         alpha = check_open_unit("alpha", alpha)
         k = check_int("k", k)

@@ -45,7 +45,7 @@ def gaussian_classical_large_epsilon(epsilon: float = 7.0, delta: float = 0.1):
     """Classical σ = √(2 ln(1.25/δ))/ε used at large ε (Dwork & Roth Thm A.1 assumes ε < 1).
 
     At ε = 7, δ = 0.1: σ = 0.32108, μ = 3.1145, exact ε(0.1) = 8.0159 and δ(7) = 0.1672
-    (GROUND_TRUTH §1: the classical bound holds only up to ε ≈ 5.74 at δ = 0.1).  The
+    (docs/ground-truth.md §1: the classical bound holds only up to ε ≈ 5.74 at δ = 0.1).  The
     :class:`~mechanisms.gaussian.CalibrationWarning` is the point of this case and is silenced.
     """
     with warnings.catch_warnings():
@@ -61,7 +61,7 @@ def correlated_half_size_noise(mu: float = 1.0, d: int = 4):
 
 
 def correlated_replace(mu: float = 1.0, d: int = 4):
-    """Algorithm 1 claiming μ-GDP under replacement; exact 2μ√(√d/(√d + 1)) (GROUND_TRUTH §5)."""
+    """Algorithm 1 claiming μ-GDP under replacement; exact 2μ√(√d/(√d + 1)) (docs/ground-truth.md §5)."""
     mechanism = CorrelatedGaussianMechanism(mu, d, relation="replace")
     return mechanism, builders.counting(mechanism.d, relation="replace")
 

@@ -2,7 +2,7 @@
 
 A dataset is an ``(n, d)`` array: n rows (one per individual) of d numbers; ``n = 0`` is
 allowed (shape ``(0, d)``).  Datasets are **multisets** of rows, so the order of the rows never
-matters.  Two relations are supported (Dwork & Roth 2014, §2.3; GROUND_TRUTH §5):
+matters.  Two relations are supported (Dwork & Roth 2014, §2.3; docs/ground-truth.md §5):
 
 - ``"add-remove"``: one dataset is the other plus one row, i.e. the sizes differ by one and the
   multiset difference is a single row on the larger side;

@@ -1,7 +1,7 @@
 """Third-party adapters: vectorize, diffprivlib and OpenDP (claims, exact truth, sampling).
 
 The library tests skip, with the reason, only when the optional ``thirdparty`` extra is missing;
-CI installs it.  Reference values come from GROUND_TRUTH §1, §2 and §7, named in comments.
+CI installs it.  Reference values come from docs/ground-truth.md §1, §2 and §7, named in comments.
 
 Statistical tests: diffprivlib adapters are seeded from our rng, so their draws are fixed and a
 test either always passes or always fails.  OpenDP draws from its own unseedable generator: its
@@ -152,7 +152,7 @@ def test_vectorize_truth_from_reference_or_not_implemented():
     with_truth = vectorize(lambda data: 0.0, name="g", claim=ApproxDP(2.0, 1e-5),
                            reference=GaussianMechanism(sigma=2.0))
     assert with_truth.exact_mu() == 0.5
-    # GROUND_TRUTH §1: (σ/Δ, δ) = (2, 1e-5) → ε = 1.9930914044
+    # docs/ground-truth.md §1: (σ/Δ, δ) = (2, 1e-5) → ε = 1.9930914044
     assert with_truth.epsilon_for_delta(1e-5) == pytest.approx(1.9930914044, rel=1e-9)
     assert with_truth.noise_variance()[0] == pytest.approx(4.0, rel=1e-15)
     bare = vectorize(lambda data: 0.0, name="bare")
@@ -260,7 +260,7 @@ def test_diffprivlib_noise_laws(dpl, batch):
     _check_law(_noise(laplace, size=size), stats.laplace(scale=b).cdf, 2 * b * b, 6.0, laplace.name)
     bounded = dataclasses.replace(dpl.LaplaceBoundedNoise(2.0, 0.05), batch=batch)
     noise = _noise(bounded, size=size)
-    assert np.abs(noise).max() <= bounded.bound  # bounded noise, τ = 2.0864 (GROUND_TRUTH §2)
+    assert np.abs(noise).max() <= bounded.bound  # bounded noise, τ = 2.0864 (docs/ground-truth.md §2)
     variance = float(bounded.noise_variance()[0])
     # kurtosis of a Laplace truncated this tightly is < 6; 6 keeps the variance check conservative
     _check_law(noise, bounded.reference.cdf, variance, 6.0, bounded.name)
@@ -284,7 +284,7 @@ def test_diffprivlib_laplace_truncated_is_a_clamp(dpl, batch):
     assert stats.kstest(inside, cdf).pvalue > KS_LEVEL
     # Not the truncated Laplace mechanism: no accuracy attributes (atoms at the bounds) ...
     assert not hasattr(mech, "error_bound") and not hasattr(mech, "noise_variance")
-    # ... but exactly Laplace's privacy: ε₀ = 1, δ(ε') = 1 − e^{(ε'−1)/2} (GROUND_TRUTH §2)
+    # ... but exactly Laplace's privacy: ε₀ = 1, δ(ε') = 1 − e^{(ε'−1)/2} (docs/ground-truth.md §2)
     assert float(mech.privacy_profile(0.5)) == pytest.approx(1 - math.exp(-0.25), rel=1e-12)
 
 
@@ -303,12 +303,12 @@ def test_opendp_noise_laws(odp):
     _check_law(_noise(laplace, size=N_LAW), stats.laplace(scale=1.0).cdf, 2.0, 6.0, laplace.name)
 
 
-# -- claims and exact truth against GROUND_TRUTH --------------------------------------------------
+# -- claims and exact truth against docs/ground-truth.md --------------------------------------------------
 @pytest.mark.parametrize("epsilon, delta, sigma", [
     (1.0, 1e-5, 3.7306316348), (0.1, 1e-5, 30.749566132), (4.0, 1e-6, 1.1935185872),
     (1.0, 0.3, 0.6902305800)])
 def test_diffprivlib_gaussian_analytic_sigma_and_truth(dpl, epsilon, delta, sigma):
-    # GROUND_TRUTH §1 analytic calibration references; diffprivlib bisects to float resolution,
+    # docs/ground-truth.md §1 analytic calibration references; diffprivlib bisects to float resolution,
     # so 1e-9 relative (the references have 11 significant digits).
     mech = dpl.GaussianAnalytic(epsilon, delta)
     assert mech.claim == ApproxDP(epsilon, delta)
@@ -323,7 +323,7 @@ def test_diffprivlib_gaussian_classical(dpl):
     mech = dpl.Gaussian(1.0, 1e-5)
     assert mech.sigma == pytest.approx(math.sqrt(2 * math.log(1.25e5)), rel=1e-15)
     assert mech.claim == ApproxDP(1.0, 1e-5)
-    # GROUND_TRUTH §1: classical calibration, claimed ε = 1 → true 0.751 (3 digits given)
+    # docs/ground-truth.md §1: classical calibration, claimed ε = 1 → true 0.751 (3 digits given)
     assert mech.epsilon_for_delta(1e-5) == pytest.approx(0.751, abs=5e-4)
 
 
@@ -334,7 +334,7 @@ def test_diffprivlib_laplace_claims_and_truth(dpl):
     approx = dpl.Laplace(1.0, 0.1)
     assert approx.claim == ApproxDP(1.0, 0.1)
     assert approx.scale == pytest.approx(1 / (1 - math.log(0.9)), rel=1e-15)
-    # Truth: Laplace with ε₀ = ε − ln(1 − δ); GROUND_TRUTH §2 profile at ε' = ε gives
+    # Truth: Laplace with ε₀ = ε − ln(1 − δ); docs/ground-truth.md §2 profile at ε' = ε gives
     # 1 − e^{ln(1−δ)/2} = 1 − √(1 − δ) ≈ δ/2: the claim holds with room to spare.
     assert float(approx.privacy_profile(1.0)) == pytest.approx(1 - math.sqrt(0.9), rel=1e-12)
 
@@ -344,7 +344,7 @@ def test_diffprivlib_laplace_claims_and_truth(dpl):
                            1.0: 1e-5, 3.0: 1e-5}),
     (2.0, 0.05, 2.0864, {0.0: 0.64201436081, 1.0: 0.41307490072, 2.0: 0.05})])
 def test_diffprivlib_laplace_bounded_noise_is_geng(dpl, epsilon, delta, tau, profile):
-    # GROUND_TRUTH §2 truncated Laplace references (τ to 4 decimals, δ to 10-11 digits).
+    # docs/ground-truth.md §2 truncated Laplace references (τ to 4 decimals, δ to 10-11 digits).
     mech = dpl.LaplaceBoundedNoise(epsilon, delta)
     assert mech.claim == ApproxDP(epsilon, delta)
     assert mech.scale == pytest.approx(1 / epsilon, rel=1e-15)
@@ -363,7 +363,7 @@ def test_diffprivlib_laplace_truncated_truth_needs_a_pair_inside(dpl):
 
 def test_misdeclared_sensitivity_is_a_wrong_claim(dpl):
     # Declared Δ = 0.5 for a count: b = 0.5, true ε₀ = 2 (the truth uses the true Δ = 1);
-    # GROUND_TRUTH §2: δ(1) = 1 − e^{(1−2)/2}.
+    # docs/ground-truth.md §2: δ(1) = 1 − e^{(1−2)/2}.
     mech = dpl.Laplace(1.0, sensitivity=0.5)
     assert mech.claim == PureDP(1.0)
     assert float(mech.privacy_profile(1.0)) == pytest.approx(1 - math.exp(-0.5), rel=1e-12)
@@ -371,7 +371,7 @@ def test_misdeclared_sensitivity_is_a_wrong_claim(dpl):
 
 def test_opendp_gaussian_claim_is_the_loose_conversion(odp):
     mech = odp.make_gaussian(2.0)
-    # GROUND_TRUTH §7: OpenDP's zCDP → (ε, δ) conversion gives 2.16572 (5 decimals given) where
+    # docs/ground-truth.md §7: OpenDP's zCDP → (ε, δ) conversion gives 2.16572 (5 decimals given) where
     # the exact Gaussian (§1, σ = 2, δ = 1e-5) has 1.9930914044.
     assert mech.rho == 0.125
     assert mech.claim.delta == 1e-5
@@ -379,7 +379,7 @@ def test_opendp_gaussian_claim_is_the_loose_conversion(odp):
     assert mech.exact_mu() == 0.5
     assert mech.epsilon_for_delta(1e-5) == pytest.approx(1.9930914044, rel=1e-9)
     assert mech.library_delta(mech.claim.epsilon) == pytest.approx(1e-5, rel=1e-6)
-    # σ = 1 (GROUND_TRUTH §1): exact ε(1e-5) = 4.3771780957
+    # σ = 1 (docs/ground-truth.md §1): exact ε(1e-5) = 4.3771780957
     assert odp.make_gaussian(1.0).epsilon_for_delta(1e-5) == pytest.approx(4.3771780957, rel=1e-9)
 
 

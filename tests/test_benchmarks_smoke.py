@@ -1,6 +1,6 @@
 """Smoke test of ``python -m benchmarks --quick``: it runs and writes its files (not how fast).
 
-Also checks the statistical-limit computation against GROUND_TRUTH §3, whose table gives the
+Also checks the statistical-limit computation against docs/ground-truth.md §3, whose table gives the
 single-threshold limit at the 95% one-sided level for the classical Gaussian (μ = 0.2064, exact
 ε = 0.751 at δ = 1e-5): ε_lb/ε ≈ 0.75, 0.885, 0.957 and μ_lb/μ ≈ 0.976, 0.9925, 0.9976 at 1e6, 1e7,
 1e8 samples.  The reference rounds to 3–4 digits, so the tolerance is half a unit of its last digit.

@@ -1,4 +1,4 @@
-"""The ε, δ and μ lower-bound formulas of GROUND_TRUTH §3."""
+"""The ε, δ and μ lower-bound formulas of docs/ground-truth.md §3."""
 
 import math
 
@@ -12,7 +12,7 @@ from mechanisms.gdp import gdp_tradeoff
 
 
 def test_epsilon_formula_both_terms():
-    # ε_lb = max(0, ln((1-δ-β)/α), ln((1-δ-α)/β))  (GROUND_TRUTH §3)
+    # ε_lb = max(0, ln((1-δ-β)/α), ln((1-δ-α)/β))  (docs/ground-truth.md §3)
     assert epsilon_lower_bound(0.01, 0.5, 0.0) == pytest.approx(math.log(0.5 / 0.01))
     assert epsilon_lower_bound(0.5, 0.01, 0.0) == pytest.approx(math.log(0.5 / 0.01))
     assert epsilon_lower_bound(0.01, 0.5, 1e-3) == pytest.approx(math.log((1 - 1e-3 - 0.5) / 0.01))

@@ -1,4 +1,4 @@
-"""Gaussian noise calibrations against GROUND_TRUTH §1 and dp-accounting."""
+"""Gaussian noise calibrations against docs/ground-truth.md §1 and dp-accounting."""
 
 import math
 
@@ -25,7 +25,7 @@ RTOL = 1e-9  # reference values are given to 10 digits
 @pytest.mark.parametrize(
     ("epsilon", "delta", "expected"),
     [
-        # GROUND_TRUTH §1, analytic calibration reference (ε, δ) -> σ/Δ
+        # docs/ground-truth.md §1, analytic calibration reference (ε, δ) -> σ/Δ
         (1.0, 1e-5, 3.7306316348),
         (0.1, 1e-5, 30.749566132),
         (4.0, 1e-6, 1.1935185872),
@@ -76,7 +76,7 @@ def test_closed_form_calibrations():
 
 
 def test_zcdp_reference():
-    # GROUND_TRUTH §1: ρ = 1, δ = 1e-5 -> claimed ε 5.2985, exact ε 4.3771780957 (μ = √ρ = 1).
+    # docs/ground-truth.md §1: ρ = 1, δ = 1e-5 -> claimed ε 5.2985, exact ε 4.3771780957 (μ = √ρ = 1).
     claimed = 0.5 + math.sqrt(2 * math.log(1e5))
     assert claimed == pytest.approx(5.2985, abs=5e-5)
     assert zcdp_rho(claimed, 1e-5) == pytest.approx(1.0, rel=1e-14)
@@ -85,7 +85,7 @@ def test_zcdp_reference():
 
 @pytest.mark.parametrize(
     ("claimed", "exact"),
-    # GROUND_TRUTH §1: classical calibration true ε at δ = 1e-5 (given to 3-4 significant digits)
+    # docs/ground-truth.md §1: classical calibration true ε at δ = 1e-5 (given to 3-4 significant digits)
     [(1.0, 0.751), (2.0, 1.610), (5.0, 4.54), (10.0, 10.394)],
 )
 def test_classical_true_epsilon(claimed, exact):
@@ -96,7 +96,7 @@ def test_classical_true_epsilon(claimed, exact):
 @pytest.mark.parametrize(
     ("calibration", "delta", "breaks_at"),
     [
-        # GROUND_TRUTH §1 validity table (thresholds given to 2 decimals)
+        # docs/ground-truth.md §1 validity table (thresholds given to 2 decimals)
         ("classical", 1e-5, 8.42), ("classical", 1e-2, 6.77), ("classical", 0.1, 5.74),
         ("lecture", 1e-5, 9.39), ("lecture", 1e-2, 7.91), ("lecture", 0.1, 7.09),
     ],

@@ -4,7 +4,7 @@ Statistical content of the verdicts used here (seeds fixed, so each outcome is d
 
 - the analytic Gaussian mechanism meets its (1, 1e-5) claim exactly, so a VIOLATED verdict
   would be a false alarm (probability ≤ 1 − confidence = 0.05 over seeds, and the seed is fixed);
-- the classical calibration at (ε, δ) = (7, 0.1) has exact ε(0.1) = 8.016 (GROUND_TRUTH §1):
+- the classical calibration at (ε, δ) = (7, 0.1) has exact ε(0.1) = 8.016 (docs/ground-truth.md §1):
   at 1 000 000 samples the ideal single-threshold test certifies ε_lb ≈ 7.59 ± 0.15 (over seeds),
   3.9 SD above 7 (at 200 000 it was 7.21 ± 0.26 and missed in ~22 % of seeds);
 - the "faulty" callable claims (1, 1e-5)-DP but adds N(0, 1) noise to a count, μ = 1,
@@ -281,14 +281,14 @@ def test_list_shows_mechanisms_and_bundled_scenarios(tmp_path):
 def test_theory_prints_exact_privacy_and_accuracy(tmp_path, capsys):
     result = dpaudit("theory", "gaussian", "--epsilon", "1", "--delta", "1e-5", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    # GROUND_TRUTH §1: analytic calibration at (1, 1e-5): σ = 3.7306, μ = 1/σ = 0.268051.
+    # docs/ground-truth.md §1: analytic calibration at (1, 1e-5): σ = 3.7306, μ = 1/σ = 0.268051.
     assert "μ = 0.268051" in result.stdout
     assert "ε(δ = 1e-05) = 1" in result.stdout and "the claim holds" in result.stdout
     assert "noise variance per output column: 13.9176" in result.stdout
     assert "error bound at α = 0.05" in result.stdout
     code, out, _ = run_main(capsys, "theory", "gaussian", "--epsilon", "7", "--delta", "0.1",
                             "--calibration", "classical")
-    assert code == 0 and "does NOT hold" in out and "8.01591" in out  # exact ε(0.1), GROUND_TRUTH §1
+    assert code == 0 and "does NOT hold" in out and "8.01591" in out  # exact ε(0.1), docs/ground-truth.md §1
     code, out, _ = run_main(capsys, "theory", "composition", "--k", "4", "--inner", "gaussian",
                             "--inner.sigma", "2")
     assert code == 0 and "μ = 1 " in out  # √4 · (1/2)

@@ -1,4 +1,4 @@
-"""Composition: claims by basic composition, exact √k·μ for Gaussians (GROUND_TRUTH §6)."""
+"""Composition: claims by basic composition, exact √k·μ for Gaussians (docs/ground-truth.md §6)."""
 
 import math
 import pickle
@@ -58,7 +58,7 @@ def test_gaussian_composition_is_exactly_sqrt_k_mu():
 
 
 def test_reference_sqrt_k():
-    # μ = 1/2 per run, k = 4 -> μ = 1: GROUND_TRUTH §1 reference ε(1e-5) = 4.3771780957.
+    # μ = 1/2 per run, k = 4 -> μ = 1: docs/ground-truth.md §1 reference ε(1e-5) = 4.3771780957.
     comp = Composition(GaussianMechanism(sigma=2.0), 4)
     assert comp.epsilon_for_delta(1e-5) == pytest.approx(4.3771780957, rel=1e-9)
 
@@ -142,7 +142,7 @@ def test_accuracy_is_tiled():
 
 def test_error_bound_union_across_runs():
     # k = 10 runs of N(0, 4), max over all 10 queries: union bound σΦ⁻¹(1 − α/(2k)) = 5.61407
-    # (GROUND_TRUTH §4), conservative against the exact 5.59925.
+    # (docs/ground-truth.md §4), conservative against the exact 5.59925.
     comp = Composition(GaussianMechanism(sigma=2.0), 10)
     assert comp.error_bound(0.05, k=10) == pytest.approx(2.0 * special.ndtri(1 - 0.05 / 20), rel=1e-12)
     assert comp.error_bound(0.05, k=10) > GaussianMechanism(sigma=2.0).error_bound(0.05, k=10)

@@ -1,7 +1,7 @@
 """Tests of Lebeda's correlated Gaussian mechanism (Algorithm 1, Lemmas 3.5 and 3.6).
 
-Reference values name their source: "Lebeda" is shared/papers/lebeda_correlated_noise_gaussian.txt,
-"GT" is shared/reference/GROUND_TRUTH.md.  Statistical tolerances are stated where they are used.
+Reference values name their source: "Lebeda" is C. J. Lebeda, "Better Gaussian Mechanism
+using Correlated Noise" (2024), "GT" is docs/ground-truth.md.  Statistical tolerances are stated where they are used.
 """
 
 from __future__ import annotations

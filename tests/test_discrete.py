@@ -51,7 +51,7 @@ def test_discrete_gaussian_profile_by_summation_and_dp_accounting(sigma):
 
 
 def test_discrete_gaussian_tradeoff_is_consistent_with_profile():
-    # δ(ε) = sup_α [1 − T(α) − e^ε α] (GROUND_TRUTH §3); T is piecewise linear between the
+    # δ(ε) = sup_α [1 − T(α) − e^ε α] (docs/ground-truth.md §3); T is piecewise linear between the
     # Neyman–Pearson vertices, so evaluating at the vertices (α = P(X ≥ m)) is exact.
     mechanism = DiscreteGaussianMechanism(1.5)
     sigma2 = float(mechanism.sigma_squared)

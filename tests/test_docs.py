@@ -9,9 +9,7 @@ What is checked, and why each can fail:
 - **Links**: every relative link of README.md and docs/*.md names an existing file, and every
   ``#anchor`` a heading of the linked page (GitHub's slugs).
 - **Citations in code**: every ``docs/<page>.md`` a ``.py`` or ``.toml`` file cites exists, and so does
-  every ``§N`` cited with it. A second, strict-xfail test requires that no code cites a reference
-  outside the repository any more; it turns red once those citations are rewritten, as a reminder to
-  drop its marker.
+  every ``§N`` cited with it, and no code cites a reference outside the repository.
 - **README**: at most 400 lines, with the two Quick-start commands that CI runs, verbatim, in one
   bash block under "## Quick start".
 - **No history in the docs**: no "issue N", "previous version" or "first version" outside
@@ -218,7 +216,6 @@ def test_every_cited_docs_page_and_section_exists():
     assert not missing, "cited but missing:\n" + "\n".join(missing)
 
 
-@pytest.mark.xfail(strict=True, reason="citations are rewritten after the merge")
 def test_code_cites_no_reference_outside_the_repository():
     outside = [f"{path.relative_to(ROOT)}:{number}"
                for path in CODE

@@ -168,7 +168,7 @@ def test_repeated_audits_false_alarm_rate_is_within_binomial_bound(ones_pair_1d)
 # --- power ---------------------------------------------------------------------------------------
 
 def test_classical_calibration_at_large_epsilon_is_violated():
-    # GROUND_TRUTH §1: classical ε = 7, δ = 0.1 has exact ε 8.02 > 7.
+    # docs/ground-truth.md §1: classical ε = 7, δ = 0.1 has exact ε 8.02 > 7.
     with pytest.warns(Warning):
         mech = GaussianMechanism(epsilon=7.0, delta=0.1, calibration="classical")
     report = run_audit(mech, scenarios.counting(1), samples=1_000_000, seed=SEED, progress=False, accuracy=False)
@@ -181,7 +181,7 @@ def test_classical_calibration_at_large_epsilon_is_violated():
 
 
 def test_algorithm_one_under_replacement_is_violated():
-    # GROUND_TRUTH §5: under replacement μ_rep = 2μ·√(√d/(√d+1)) > μ.
+    # docs/ground-truth.md §5: under replacement μ_rep = 2μ·√(√d/(√d+1)) > μ.
     mech = CorrelatedGaussianMechanism(mu=1.0, d=16, relation="replace")
     report = run_audit(mech, scenarios.counting(16, relation="replace"), samples=100_000, seed=SEED,
                        progress=False, accuracy=False)

@@ -1,6 +1,6 @@
 """The faulty-mechanism zoo: each exact truth contradicts its claim, checked independently.
 
-Sources: "GT" is shared/reference/GROUND_TRUTH.md; dp_accounting 0.6 is the independent oracle for
+Sources: "GT" is docs/ground-truth.md; dp_accounting 0.6 is the independent oracle for
 Gaussian and Laplace privacy; scipy quadrature for the truncated Laplace (no library has it); the
 Mahalanobis norm of the output-mean shift under a covariance built here from Lebeda's a and b for
 the correlated Gaussians.  Tolerances are stated where used.

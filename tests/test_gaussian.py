@@ -1,4 +1,4 @@
-"""GaussianMechanism: claim, exact truth (GROUND_TRUTH §1), sampling, accuracy (§4), bad input."""
+"""GaussianMechanism: claim, exact truth (docs/ground-truth.md §1), sampling, accuracy (§4), bad input."""
 
 import math
 import pickle
@@ -18,7 +18,7 @@ SEED = 20240917
 # -- exact truth ------------------------------------------------------------------------------------
 
 def test_profile_reference():
-    # GROUND_TRUTH §1: δ_1(1) = 0.1269367375 (μ = 1).
+    # docs/ground-truth.md §1: δ_1(1) = 0.1269367375 (μ = 1).
     mech = GaussianMechanism(sigma=1.0)
     assert float(mech.privacy_profile(1.0)) == pytest.approx(0.1269367375, rel=RTOL)
     # δ_μ(0) = 2Φ(μ/2) − 1
@@ -27,7 +27,7 @@ def test_profile_reference():
 
 @pytest.mark.parametrize(
     ("sigma", "delta", "expected"),
-    # GROUND_TRUTH §1: (σ/Δ, δ) -> ε
+    # docs/ground-truth.md §1: (σ/Δ, δ) -> ε
     [(1.0, 1e-5, 4.3771780957), (2.0, 1e-5, 1.9930914044), (2.0, 1e-3, 1.3522762448),
      (0.5, 1e-5, 9.9972561464)],
 )
@@ -64,7 +64,7 @@ def test_valid_calibrations_hold(calibration, epsilon, delta):
 
 
 def test_classical_at_epsilon_10_fails():
-    # GROUND_TRUTH §1: classical ε = 10, δ = 1e-5 has exact ε 10.394 and true δ(10) = 2.27e-5.
+    # docs/ground-truth.md §1: classical ε = 10, δ = 1e-5 has exact ε 10.394 and true δ(10) = 2.27e-5.
     with pytest.warns(CalibrationWarning, match="ε < 1"):
         mech = GaussianMechanism(10.0, 1e-5, calibration="classical")
     assert mech.epsilon_for_delta(1e-5) == pytest.approx(10.394, abs=5e-4)
@@ -167,7 +167,7 @@ def test_error_bound_classical_matches_note(epsilon, delta, alpha):
 
 
 def test_error_bound_reference():
-    # GROUND_TRUTH §4: σ = 2, α = 0.05: 3.91993; k = 10: 5.59925 exact (6 significant digits).
+    # docs/ground-truth.md §4: σ = 2, α = 0.05: 3.91993; k = 10: 5.59925 exact (6 significant digits).
     mech = GaussianMechanism(sigma=2.0)
     assert mech.error_bound(0.05) == pytest.approx(3.91993, abs=5e-6)
     assert mech.error_bound(0.05, k=10) == pytest.approx(5.59925, abs=5e-6)

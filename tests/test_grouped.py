@@ -1,7 +1,7 @@
 """Tests of Lebeda's grouped correlated Gaussian mechanism (Algorithm 2, Lemma 4.2).
 
-"Lebeda" is shared/papers/lebeda_correlated_noise_gaussian.txt, "GT" is
-shared/reference/GROUND_TRUTH.md.  Statistical tolerances are stated where they are used.
+"Lebeda" is C. J. Lebeda, "Better Gaussian Mechanism using Correlated Noise" (2024),
+"GT" is docs/ground-truth.md.  Statistical tolerances are stated where they are used.
 """
 
 from __future__ import annotations

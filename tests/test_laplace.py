@@ -1,4 +1,4 @@
-"""LaplaceMechanism: exact truth (GROUND_TRUTH §2), sampling, accuracy (§4), bad input."""
+"""LaplaceMechanism: exact truth (docs/ground-truth.md §2), sampling, accuracy (§4), bad input."""
 
 import math
 import pickle
@@ -39,7 +39,7 @@ def test_profile_matches_dp_accounting(epsilon):
 
 
 def test_profile_closed_form_and_inverse():
-    # GROUND_TRUTH §2: δ(ε') = max(0, 1 − e^{(ε'−ε₀)/2}), ε(δ) = max(0, ε₀ + 2 ln(1 − δ)).
+    # docs/ground-truth.md §2: δ(ε') = max(0, 1 − e^{(ε'−ε₀)/2}), ε(δ) = max(0, ε₀ + 2 ln(1 − δ)).
     mech = LaplaceMechanism(2.0)
     assert float(mech.privacy_profile(0.0)) == pytest.approx(1 - math.exp(-1.0), rel=1e-14)
     assert float(mech.privacy_profile(1.0)) == pytest.approx(1 - math.exp(-0.5), rel=1e-14)
@@ -61,7 +61,7 @@ def test_tradeoff_matches_optimal_tests(epsilon):
     with np.errstate(divide="ignore"):
         expected = noise.cdf(noise.isf(alpha) - 1.0)
     np.testing.assert_allclose(mech.tradeoff(alpha), expected, rtol=1e-9, atol=1e-15)
-    # and δ(ε') = sup_α [1 − T(α) − e^{ε'} α] (GROUND_TRUTH §3), checked on a fine α grid.
+    # and δ(ε') = sup_α [1 − T(α) − e^{ε'} α] (docs/ground-truth.md §3), checked on a fine α grid.
     # T is convex, so g(α) = 1 − T(α) − e^{ε'} α is concave: the grid maximum is ≤ the true sup
     # and falls short of it by at most grid_sup_gap; 1e-12 allows for rounding of the O(1)
     # values of T and δ (both computed to ~1e-15).
@@ -146,7 +146,7 @@ def test_variance_and_true_answer():
 @pytest.mark.parametrize("k", [1, 3, 50])
 @pytest.mark.parametrize("alpha", [1e-9, 0.01, 0.05, 0.5])
 def test_error_bound_is_exact(k, alpha):
-    # GROUND_TRUTH §4: k queries exact −b ln(1 − (1−α)^{1/k}); k = 1 gives b ln(1/α);
+    # docs/ground-truth.md §4: k queries exact −b ln(1 − (1−α)^{1/k}); k = 1 gives b ln(1/α);
     # the union bound b ln(k/α) is never smaller.
     mech = LaplaceMechanism(2.0)  # b = 0.5
     t = mech.error_bound(alpha, k=k)

@@ -26,7 +26,7 @@ def test_grid(rows):
 
 
 def test_classical_epsilon_10_is_flagged(rows):
-    # GROUND_TRUTH §1: classical ε = 10, δ = 1e-5 has exact ε 10.394 (3 decimals).
+    # docs/ground-truth.md §1: classical ε = 10, δ = 1e-5 has exact ε 10.394 (3 decimals).
     bad = row(rows, "classical", 10.0, 1e-5)
     assert not bad.holds and not bad.proven
     assert bad.exact_epsilon == pytest.approx(10.394, abs=5e-4)
@@ -42,7 +42,7 @@ def test_analytic_and_zcdp_never_flagged(rows):
 
 
 def test_flags_follow_the_validity_table(rows):
-    # GROUND_TRUTH §1: classical breaks at ε ≈ 8.42 / 6.77 / 5.74 and lecture at 9.39 / 7.91 / 7.09
+    # docs/ground-truth.md §1: classical breaks at ε ≈ 8.42 / 6.77 / 5.74 and lecture at 9.39 / 7.91 / 7.09
     # for δ = 1e-5 / 1e-2 / 0.1.
     breaks = {("classical", 1e-5): 8.42, ("classical", 1e-2): 6.77, ("classical", 0.1): 5.74,
               ("lecture", 1e-5): 9.39, ("lecture", 1e-2): 7.91, ("lecture", 0.1): 7.09}

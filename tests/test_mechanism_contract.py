@@ -1,4 +1,4 @@
-"""One contract every public reference mechanism must satisfy (STYLE.md §8)."""
+"""One contract every public reference mechanism must satisfy (docs/style.md §8)."""
 
 import math
 

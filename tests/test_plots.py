@@ -45,7 +45,7 @@ def gaussian():
 def violated():
     with pytest.warns(mechanisms.CalibrationWarning):
         mechanism = mechanisms.GaussianMechanism(7.0, 0.1, calibration="classical")
-    # Exact ε(0.1) = 8.016 > 7 (GROUND_TRUTH §1).  At 1 000 000 samples the ideal single-threshold
+    # Exact ε(0.1) = 8.016 > 7 (docs/ground-truth.md §1).  At 1 000 000 samples the ideal single-threshold
     # test certifies ε_lb ≈ 7.59 ± 0.15 over seeds (3.9 SD above the claimed 7); at 200 000 it was
     # 7.21 ± 0.26 and missed in ~22 % of seeds, so the VIOLATED verdict below would be a coin flip.
     # Without early stopping the curve family is certified on all draws, so the violation is also
@@ -127,7 +127,7 @@ def test_violations_are_marked_on_the_tradeoff_figure(violated):
 
 
 def test_infinite_exact_epsilon_is_drawn():
-    # Truncated Laplace: exact ε(δ) = ∞ for δ < δ_∞ (GROUND_TRUTH, truncated Laplace section).
+    # Truncated Laplace: exact ε(δ) = ∞ for δ < δ_∞ (docs/ground-truth.md §2).
     entry = _entry("tl", mechanisms.TruncatedLaplaceMechanism(1.0, 1e-5))
     exact = _floats(entry["report"]["epsilon_curve"]["exact"])
     assert np.isinf(exact).any()

@@ -2,7 +2,7 @@
 
 Verdicts used (fixed default seed, so deterministic): the analytic Gaussian mechanism meets its
 (1, 1e-5) claim exactly (a failure would be a false alarm, probability ≤ 0.05 over seeds); the
-classical calibration at (7, 0.1) has exact ε(0.1) = 8.016 > 7 (GROUND_TRUTH §1) and is refuted
+classical calibration at (7, 0.1) has exact ε(0.1) = 8.016 > 7 (docs/ground-truth.md §1) and is refuted
 at 2 000 000 samples per side (1 312 500 of them certify; before the allocation of issue 18,
 10⁶ certified): the ideal single-threshold test certifies ε_lb ≈ 7.59 ± 0.15 over seeds at 10⁶
 certification draws, 3.9 SD above 7.

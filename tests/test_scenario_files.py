@@ -89,7 +89,7 @@ def test_suite_covers_every_reference_mechanism_and_calibration():
     assert etas == {"paper", "tight"}
 
 
-# Exact values from GROUND_TRUTH §1 and §5 (quoted there to 2-3 digits; we check to that precision).
+# Exact values from docs/ground-truth.md §1 and §5 (quoted there to 2-3 digits; we check to that precision).
 KNOWN_MISUSES = [
     ("gaussian-classical-eps7", 8.02, 0.005),
     ("gaussian-classical-eps8", 8.60, 0.005),
@@ -110,7 +110,7 @@ def test_algorithm_1_under_replacement_is_flagged_with_mu_1907():
     spec = load(next(p for p in SUITE if p.stem == "correlated-gaussian-alg1-d100-replace"))
     assert spec.scenario.relation is Relation.REPLACE and spec.mechanism.relation is Relation.REPLACE
     assert spec.claim == GaussianDP(1.0, "replace")
-    # GROUND_TRUTH §5: μ_rep² = 4μ²√d/(√d + 1) = 40/11 at d = 100, μ_rep = 1.907μ
+    # docs/ground-truth.md §5: μ_rep² = 4μ²√d/(√d + 1) = 40/11 at d = 100, μ_rep = 1.907μ
     assert spec.mechanism.exact_mu("replace") == pytest.approx(np.sqrt(40 / 11), rel=1e-12)
     assert spec.samples == 400_000
 

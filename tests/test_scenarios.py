@@ -78,7 +78,7 @@ def test_worst_case_pairs_come_with_their_exact_reverse(name, scenario):
 @pytest.mark.parametrize("relation", RELATIONS)
 @pytest.mark.parametrize("d", [1, 4, 100])
 def test_worst_case_pairs_reach_sqrt_d_in_both_directions(builder, relation, d):
-    """Column sums of rows in [0,1]^d have l2 sensitivity √d under both relations (GROUND_TRUTH §1)."""
+    """Column sums of rows in [0,1]^d have l2 sensitivity √d under both relations (docs/ground-truth.md §1)."""
     scenario = builder(d, 5, relation)
     labels = by_label(scenario)
     if relation == "add-remove":

@@ -34,6 +34,6 @@ def test_limit_case_reports_the_truth_next_to_the_bound():
     spec = load_spec(path)
     report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=spec.samples,
                        confidence=spec.confidence, seed=spec.seed, progress=False, accuracy=False)
-    assert report.exact_epsilon == pytest.approx(10.3939, abs=1e-3)  # GROUND_TRUTH §1
+    assert report.exact_epsilon == pytest.approx(10.3939, abs=1e-3)  # docs/ground-truth.md §1
     assert report.epsilon_lower_bound < report.exact_epsilon
     assert report.claim_slack > 1.0

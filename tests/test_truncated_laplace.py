@@ -1,4 +1,4 @@
-"""TruncatedLaplaceMechanism: GROUND_TRUTH §2 and §4, quadrature, sampling, bad input."""
+"""TruncatedLaplaceMechanism: docs/ground-truth.md §2 and §4, quadrature, sampling, bad input."""
 
 import math
 import pickle
@@ -56,7 +56,7 @@ def hockey_stick_quad(mech, eps):
 # -- reference values -------------------------------------------------------------------------------
 
 def test_reference_epsilon_1():
-    # GROUND_TRUTH §2, Δ = 1, ε = 1, δ = 1e-5
+    # docs/ground-truth.md §2, Δ = 1, ε = 1, δ = 1e-5
     mech = TruncatedLaplaceMechanism(1.0, 1e-5)
     assert mech.bound == pytest.approx(11.3611, abs=5e-5)  # τ given to 6 significant digits
     assert mech.scale == 1.0
@@ -67,14 +67,14 @@ def test_reference_epsilon_1():
 
 
 def test_reference_epsilon_2():
-    # GROUND_TRUTH §2, Δ = 1, ε = 2, δ = 0.05
+    # docs/ground-truth.md §2, Δ = 1, ε = 2, δ = 0.05
     mech = TruncatedLaplaceMechanism(2.0, 0.05)
     assert mech.bound == pytest.approx(2.0864, abs=5e-5)
     np.testing.assert_allclose(mech.privacy_profile([0.0, 1.0]), [0.64201436081, 0.41307490072], rtol=RTOL)
 
 
 def test_reference_accuracy():
-    # GROUND_TRUTH §4: ε = 1, δ = 1e-5, Δ = 1: Var = 1.99823, t_0.05 = 2.99551 (6 digits).
+    # docs/ground-truth.md §4: ε = 1, δ = 1e-5, Δ = 1: Var = 1.99823, t_0.05 = 2.99551 (6 digits).
     mech = TruncatedLaplaceMechanism(1.0, 1e-5)
     assert mech.noise_variance()[0] == pytest.approx(1.99823, abs=5e-6)
     assert mech.error_bound(0.05) == pytest.approx(2.99551, abs=5e-6)
@@ -165,7 +165,7 @@ def test_tradeoff(bound):
     alpha = np.linspace(0, 1, 100_001)
     curve = mech.tradeoff(alpha)
     assert np.all(np.diff(curve) <= 1e-15)  # non-increasing
-    # δ(ε') = sup_α [1 − T(α) − e^{ε'} α] (GROUND_TRUTH §3), on a fine α grid.  T is convex,
+    # δ(ε') = sup_α [1 − T(α) − e^{ε'} α] (docs/ground-truth.md §3), on a fine α grid.  T is convex,
     # so g(α) = 1 − T(α) − e^{ε'} α is concave: the grid maximum is ≤ the true sup and falls
     # short of it by at most grid_sup_gap; 1e-12 allows for rounding of the O(1) values of T
     # and δ (both computed to ~1e-15).
@@ -216,7 +216,7 @@ def test_sampling_deterministic():
 # -- accuracy -----------------------------------------------------------------------------------------
 
 def test_moments_match_quadrature():
-    # GROUND_TRUTH §4 closed forms for Var and E|Y| against quadrature of the density.
+    # docs/ground-truth.md §4 closed forms for Var and E|Y| against quadrature of the density.
     for mech in (TruncatedLaplaceMechanism(1.0, 1e-5), TruncatedLaplaceMechanism(2.0, 0.05, bound=0.7)):
         var = 2 * integrate.quad(lambda y: y * y * density(mech, y), 0, mech.bound, epsabs=1e-14)[0]
         mae = 2 * integrate.quad(lambda y: y * density(mech, y), 0, mech.bound, epsabs=1e-14)[0]

@@ -336,7 +336,7 @@ class LaplaceBoundedNoise(_DiffprivlibAdapter):
     """diffprivlib's ``LaplaceBoundedNoise``: the truncated Laplace mechanism of Geng et al.
 
     Noise Lap(λ) conditioned on [−τ, τ] (rejection sampling), λ = Δ/ε and
-    τ = λ ln(1 + (e^ε − 1)/(2δ)): the calibration of GROUND_TRUTH §2, for which δ(ε) = δ exactly.
+    τ = λ ln(1 + (e^ε − 1)/(2δ)): the calibration of docs/ground-truth.md §2, for which δ(ε) = δ exactly.
 
     Parameters
     ----------

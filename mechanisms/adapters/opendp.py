@@ -10,7 +10,7 @@ evaluated at ``d_in = sensitivity``:
 - :func:`make_gaussian`: ``dp.m.make_gaussian`` is ρ-zCDP with ρ = Δ²/(2σ²) (Bun & Steinke
   2016).  OpenDP states (ε, δ) through ``dp.c.make_zCDP_to_approxDP(m).map(Δ)``, a privacy
   profile whose ε at δ is the adapter's claim.  That conversion is loose: at σ = 2, δ = 1e-5 it
-  gives ε = 2.16572 where the exact Gaussian has 1.99309 (GROUND_TRUTH §1, §7).  The exact
+  gives ε = 2.16572 where the exact Gaussian has 1.99309 (docs/ground-truth.md §1, §7).  The exact
   truth is the Gaussian's, μ = 1/σ.
 - :func:`make_laplace`: ``dp.m.make_laplace`` is pure ε-DP with ε = Δ/b; the exact truth is
   Laplace of scale b.

@@ -49,7 +49,7 @@ class LiteratureLaplace(LiteratureMechanism):
     """q + Lap(1/ε) on one query answer (the suite's "LaplaceMechanism").
 
     Truth: a shift by 1 of Lap(1/ε) is exactly ε-DP with the closed-form profile of
-    GROUND_TRUTH §2 (Dwork & Roth 2014, Thm 3.6).
+    docs/ground-truth.md §2 (Dwork & Roth 2014, Thm 3.6).
     """
 
     def __init__(self, epsilon: float = 0.1, relation: Any = "add-remove") -> None:
@@ -170,7 +170,7 @@ class NoisyHist1(_NoisyHist):
     """Histogram + Lap(1/ε) per bin (Ding et al. 2018, Alg. 9; correct).
 
     Neighbours change one bin by 1, so the worst pair is a single Laplace shift: exactly ε-DP,
-    with the closed-form profile of GROUND_TRUTH §2.
+    with the closed-form profile of docs/ground-truth.md §2.
     """
 
     scale_times_epsilon = False
@@ -180,7 +180,7 @@ class NoisyHist2(_NoisyHist):
     """Histogram + Lap(ε) per bin: the scale is ε instead of 1/ε (Ding et al. 2018, Alg. 10; buggy).
 
     One bin shifting by 1 under Lap(ε) is a Laplace pair of ε₀ = 1/ε: exactly 10-DP at ε = 0.1,
-    with the closed-form profile of GROUND_TRUTH §2.
+    with the closed-form profile of docs/ground-truth.md §2.
     """
 
     scale_times_epsilon = True

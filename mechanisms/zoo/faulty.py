@@ -30,11 +30,11 @@ laplace-per-query              Laplace on k queries with scale 1/ε (per-query s
 
 References
 ----------
-Balle & Wang (2018), Theorem 8 and the classical bound's failure at large ε (GROUND_TRUTH §1);
+Balle & Wang (2018), Theorem 8 and the classical bound's failure at large ε (docs/ground-truth.md §1);
 Dwork & Roth (2014), Theorem A.1 (classical calibration, proved for ε < 1) and Theorem 3.6
 (Laplace, l1 sensitivity); Geng, Ding, Guo & Kumar (AISTATS 2020) and Wu's lecture notes §1.2
 (truncated Laplace); Lebeda, "Better Gaussian Mechanism using Correlated Noise", Algorithm 1 and
-Lemma 3.4 (GROUND_TRUTH §5); Dong, Roth & Su (2022) for μ of a Gaussian pair.
+Lemma 3.4 (docs/ground-truth.md §5); Dong, Roth & Su (2022) for μ of a Gaussian pair.
 """
 
 from __future__ import annotations
