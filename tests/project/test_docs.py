@@ -26,7 +26,7 @@ import pytest
 from benchmarks import docs_tables
 from benchmarks.docs_tables import Region, extract, parse_marker, render, stale_documents
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 PAGES = [README, *sorted(DOCS.glob("*.md"))]

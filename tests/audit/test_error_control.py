@@ -49,10 +49,8 @@ SESSION = """
 """
 
 
-def test_pytest_session_confidence_is_shared_by_bonferroni(pytester):
-    from test_pytest_plugin import plugin_args  # tests/ is on sys.path (pytest prepend mode)
-
+def test_pytest_session_confidence_is_shared_by_bonferroni(pytester, plugin_args):
     pytester.makepyfile(SESSION)
-    result = pytester.runpytest(*plugin_args(), "--dp-audit-session-confidence", "0.9")
+    result = pytester.runpytest(*plugin_args, "--dp-audit-session-confidence", "0.9")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*session-wide error control (Bonferroni over 2 dp_audit tests)*<= 0.1*3 audits*"])

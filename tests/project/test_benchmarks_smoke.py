@@ -21,7 +21,7 @@ from scipy import special, stats
 from benchmarks.limits import cp_lower_real, cp_upper_real, single_threshold_limit
 from mechanisms.gdp import gdp_epsilon
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 
 @pytest.mark.parametrize("samples, eps_ratio, eps_tol, mu_ratio, mu_tol", [

@@ -10,17 +10,9 @@ certification draws, 3.9 SD above 7.
 
 from __future__ import annotations
 
-from importlib import metadata
-
 import pytest
 
 pytest_plugins = ["pytester"]
-
-
-def plugin_args() -> list[str]:
-    """Load the plugin once: by its entry point name when installed, else by module."""
-    installed = any(ep.name == "dpaudit" for ep in metadata.entry_points(group="pytest11"))
-    return ["-p", "dpaudit" if installed else "audit.testing", "-p", "no:cacheprovider"]
 
 
 PASSING = """
@@ -56,15 +48,15 @@ OVERRIDE = """
 """
 
 
-def test_a_claim_that_holds_passes(pytester):
+def test_a_claim_that_holds_passes(pytester, plugin_args):
     pytester.makepyfile(PASSING)
-    result = pytester.runpytest(*plugin_args())
+    result = pytester.runpytest(*plugin_args)
     result.assert_outcomes(passed=1)
 
 
-def test_a_violated_claim_fails_with_a_readable_message(pytester):
+def test_a_violated_claim_fails_with_a_readable_message(pytester, plugin_args):
     pytester.makepyfile(VIOLATED)
-    result = pytester.runpytest(*plugin_args())
+    result = pytester.runpytest(*plugin_args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*AssertionError: privacy claim (7, 0.1)-DP [[]add-remove[]] of Gaussian[[]classical[]]* is VIOLATED",
@@ -77,27 +69,27 @@ def test_a_violated_claim_fails_with_a_readable_message(pytester):
     ])
 
 
-def test_sample_override_from_the_command_line(pytester):
+def test_sample_override_from_the_command_line(pytester, plugin_args):
     pytester.makepyfile(OVERRIDE)
-    result = pytester.runpytest(*plugin_args(), "--dp-audit-samples", "12345")
+    result = pytester.runpytest(*plugin_args, "--dp-audit-samples", "12345")
     result.assert_outcomes(passed=2)
 
 
-def test_sample_option_takes_the_exact_integer_forms_of_the_cli(pytester):
+def test_sample_option_takes_the_exact_integer_forms_of_the_cli(pytester, plugin_args):
     """One parser for every door: ``1e5`` is 100,000 here as on the command line and in files."""
     pytester.makepyfile(OVERRIDE.replace("12_345", "100_000"))
-    result = pytester.runpytest(*plugin_args(), "--dp-audit-samples", "1e5")
+    result = pytester.runpytest(*plugin_args, "--dp-audit-samples", "1e5")
     result.assert_outcomes(passed=2)
 
 
-def test_sample_option_is_validated(pytester):
+def test_sample_option_is_validated(pytester, plugin_args):
     pytester.makepyfile(PASSING)
-    result = pytester.runpytest(*plugin_args(), "--dp-audit-samples", "0")
+    result = pytester.runpytest(*plugin_args, "--dp-audit-samples", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*argument --dp-audit-samples: must be a positive integer*got '0'*"])
 
 
-def test_marker_sets_the_fixture_defaults(pytester):
+def test_marker_sets_the_fixture_defaults(pytester, plugin_args):
     pytester.makepyfile("""
         import pytest
         import mechanisms
@@ -107,7 +99,7 @@ def test_marker_sets_the_fixture_defaults(pytester):
             report = dp_audit.run(mechanisms.GaussianMechanism(sigma=2.0))
             assert (report.samples, report.seed, report.confidence) == (30_000, 7, 0.99)
     """)
-    result = pytester.runpytest(*plugin_args(), "--strict-markers")
+    result = pytester.runpytest(*plugin_args, "--strict-markers")
     result.assert_outcomes(passed=1)
 
 

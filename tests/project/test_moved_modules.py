@@ -25,7 +25,7 @@ from mechanisms.dpsgd import DPSGD, GradientCanary
 from mechanisms.literature import NumericalSVT, ReportNoisyMax3
 from mechanisms.zoo import ClippedBoxMean, PerQueryLaplaceMechanism, RoundedGaussianRealQuery
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 CODE = ("audit", "mechanisms", "scenarios", "benchmarks", "tests")
 THIS = Path(__file__).resolve()
 

@@ -31,7 +31,7 @@ from scenarios import files
 from audit.spec import load_spec
 
 SEED = 20260711
-REPO = Path(__file__).resolve().parents[1]
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 KS_LEVEL = 1e-3      # reject the exact noise law only at p < 1e-3
 CLT_SIGMAS = 5.0     # moment tolerance in standard errors (false failure 5.7e-7)
 
