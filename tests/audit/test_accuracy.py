@@ -11,6 +11,7 @@ SEED = 20261121
 DATA_1D = np.array([[1.0], [0.0], [1.0]])
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("mechanism,data", [
     (GaussianMechanism(epsilon=1.0, delta=1e-5), DATA_1D),
     (LaplaceMechanism(epsilon=0.5), DATA_1D),
@@ -43,6 +44,7 @@ class _TooNoisy:
         return getattr(self.inner, attr)
 
 
+@pytest.mark.statistical
 def test_twenty_percent_too_much_noise_fails():
     # Exceedance becomes P(|Z| > 1.96/1.2) = 10.2% instead of 5%, and the variance 1.44×: both
     # are many standard errors away at 200k samples.
@@ -72,6 +74,7 @@ def test_error_beyond_the_worst_case_bound_is_a_certain_violation():
     assert any("worst-case bound" in v for v in report.violations)
 
 
+@pytest.mark.statistical
 def test_user_callable_with_true_answer():
     def noisy(dataset, size, rng):
         return np.asarray(dataset).sum(axis=0) + rng.normal(size=(size, 1))

@@ -49,6 +49,7 @@ def _counts(rng, shift, n=2_000, bins=64):
     return PairCounts(base, neighbour, n)
 
 
+@pytest.mark.statistical
 def test_silence_test_has_its_stated_false_positive_rate_and_sees_a_shift():
     # Identical sides: the KS p-value is (conservatively, once binned) uniform, so a pair is called
     # silent with probability ≥ 1 − SILENCE_P_VALUE; over 400 seeded pairs the rate must not fall
@@ -61,6 +62,7 @@ def test_silence_test_has_its_stated_false_positive_rate_and_sees_a_shift():
     assert not any(looks_silent(_counts(rng, 0.3)) for _ in range(50))
 
 
+@pytest.mark.statistical
 def test_counting_audit_moves_the_all_zeros_pairs_draws_to_the_other_pair():
     # counting(1): adding an all-zeros row leaves a count's distribution unchanged, so that pair is
     # called silent with probability ≥ 0.9 per audit and the other pair never is.  Over 10 seeded

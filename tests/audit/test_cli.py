@@ -93,6 +93,7 @@ def holds_run(tmp_path_factory):
     return directory, table, as_json
 
 
+@pytest.mark.statistical
 def test_run_prints_table_and_exits_0_when_the_claim_holds(holds_run):
     directory, result, _ = holds_run
     assert result.returncode == 0, result.stderr
@@ -106,6 +107,7 @@ def test_run_prints_table_and_exits_0_when_the_claim_holds(holds_run):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.statistical
 def test_run_writes_report_summary_and_figures(holds_run):
     directory, _, _ = holds_run
     out = directory / "out"
@@ -125,6 +127,7 @@ def test_run_writes_report_summary_and_figures(holds_run):
         assert f"]({relative})" in summary
 
 
+@pytest.mark.statistical
 def test_json_output_is_the_report(holds_run):
     directory, table, result = holds_run
     assert result.returncode == 0, result.stderr
@@ -137,6 +140,7 @@ def test_json_output_is_the_report(holds_run):
     assert strip_runtime(printed)[0]["report"] == strip_runtime(tabled)[0]["report"]
 
 
+@pytest.mark.statistical
 def test_violated_claims_exit_1_and_show_expected(tmp_path):
     (tmp_path / "faulty_mech.py").write_text(FAULTY_MODULE)
     classical = scenario_file(tmp_path, "classical-eps7", CLASSICAL_7, samples=1_000_000,
@@ -162,6 +166,7 @@ def run_main(capsys, *args) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.statistical
 def test_expected_violation_not_refuted_is_the_limit_case_not_an_error(tmp_path, capsys):
     # The analytic mechanism has exact ε(1e-5) = 1; a claim of ε = 0.99 is false by 1 %, far
     # below what 20 000 samples can resolve (ε_lb ≈ 0.4 at this sample size).
@@ -210,6 +215,7 @@ def test_bad_usage_through_the_process_exits_2(tmp_path):
         "dpaudit run: argument --samples: must be a positive integer (e.g. 100000, 100_000, 100,000 or 1e5), got '0'"
 
 
+@pytest.mark.statistical
 def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
     # 4M samples = 4 chunks per pair, side and phase: 36 chunks, checkpointed every 8, so the
     # run is killed with most of its work still to do.
@@ -243,6 +249,7 @@ def test_resume_after_an_interrupted_run_gives_the_same_report(tmp_path):
     assert entry["report"] == json.loads(dumps(fresh.to_dict(include_runtime=False)))
 
 
+@pytest.mark.statistical
 def test_resume_with_other_settings_is_refused(tmp_path, capsys):
     path = scenario_file(tmp_path, "small", GAUSSIAN, samples=20_000)
     out = tmp_path / "out"

@@ -60,6 +60,7 @@ def test_a_favouring_budget_still_sums_to_the_failure_budget(claim, favoured, pa
         assert budget.headline_level_of(slot) == pytest.approx(0.05 * FAVOURED_HEADLINE_SHARE * FAVOURED_SLOT_SHARE / 2)
 
 
+@pytest.mark.statistical
 def test_a_clear_violation_moves_the_rest_of_selection_to_certification_before_certifying():
     # Scale ¼ on a count: true ε 4 against a claimed 1, 180 draws per side.
     mechanism = _Recording(LaplaceMechanism(epsilon=1.0, sensitivity=0.25))
@@ -85,6 +86,7 @@ def test_a_clear_violation_moves_the_rest_of_selection_to_certification_before_c
     assert own["level"] == pytest.approx(JOINT_FACTOR * 0.05 * FAVOURED_HEADLINE_SHARE * FAVOURED_SLOT_SHARE / 2)
 
 
+@pytest.mark.statistical
 def test_a_claim_with_room_to_spare_draws_all_its_selection():
     # True ε ¼ against a claimed 1.  (At a claim that holds exactly, 21% of 600 runs chose early,
     # which costs no level: see benchmarks/efficiency.py.)
@@ -98,6 +100,7 @@ def test_a_claim_with_room_to_spare_draws_all_its_selection():
     assert mechanism.sizes[4:8] == [allocation.early_choice] * 2 + [allocation.selection - allocation.early_choice] * 2
 
 
+@pytest.mark.statistical
 def test_choosing_early_keeps_the_false_alarm_rate_at_a_tight_claim():
     # A smoke test of the whole path at a claim that holds exactly (the Laplace at ε = 1 on its
     # worst pair): false VIOLATED ~ Bin(runs, p) with p ≤ 0.05, so the count exceeds the 0.999
@@ -130,6 +133,7 @@ def test_the_prediction_reads_only_the_selection_counts_it_is_given():
     assert predicted_to_refute([separated], claim, budget, 4) is None
 
 
+@pytest.mark.statistical
 def test_two_pairs_and_a_gdp_claim_choose_early_and_account_for_every_draw():
     # The analytic Gaussian (ε = 1, δ = 1e-5) calibrated for sensitivity 1/10 on a count (μ ≈ 2.7)
     # against a claim of μ = 0.5: a clear violation.
@@ -146,6 +150,7 @@ def test_two_pairs_and_a_gdp_claim_choose_early_and_account_for_every_draw():
     assert 2 * allocation.early_certification - 2 <= sum(certification) <= 2 * allocation.early_certification
 
 
+@pytest.mark.statistical
 def test_an_interrupted_audit_that_chose_early_resumes_to_the_same_report(tmp_path):
     path = tmp_path / "audit.ckpt.npz"
     mechanism = LaplaceMechanism(epsilon=1.0, sensitivity=0.25)

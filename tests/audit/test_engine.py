@@ -125,6 +125,7 @@ VALID = [
 ]
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("label,make_mechanism,make_scenario", VALID, ids=[v[0] for v in VALID])
 def test_valid_claims_are_not_refuted_and_bounds_are_below_truth(label, make_mechanism, make_scenario):
     mech = make_mechanism()
@@ -149,6 +150,7 @@ def test_valid_claims_are_not_refuted_and_bounds_are_below_truth(label, make_mec
     assert report.accuracy is None or report.accuracy.verdict is Verdict.NOT_REFUTED
 
 
+@pytest.mark.statistical
 def test_repeated_audits_false_alarm_rate_is_within_binomial_bound(ones_pair_1d):
     # A GDP claim that is exactly tight (the analytic Gaussian has T = G_μ exactly), audited at
     # confidence 0.8 so that false alarms, if the accounting were wrong, would be frequent.  Each audit
@@ -167,6 +169,7 @@ def test_repeated_audits_false_alarm_rate_is_within_binomial_bound(ones_pair_1d)
 
 # --- power ---------------------------------------------------------------------------------------
 
+@pytest.mark.statistical
 def test_classical_calibration_at_large_epsilon_is_violated():
     # docs/ground-truth.md §1: classical ε = 7, δ = 0.1 has exact ε 8.02 > 7.
     with pytest.warns(Warning):
@@ -180,6 +183,7 @@ def test_classical_calibration_at_large_epsilon_is_violated():
     assert "allows at most 7" in report.violations[0].message
 
 
+@pytest.mark.statistical
 def test_algorithm_one_under_replacement_is_violated():
     # docs/ground-truth.md §5: under replacement μ_rep = 2μ·√(√d/(√d+1)) > μ.
     mech = CorrelatedGaussianMechanism(mu=1.0, d=16, relation="replace")
@@ -189,6 +193,7 @@ def test_algorithm_one_under_replacement_is_violated():
     assert 1.0 < report.mu_lower_bound <= report.exact_mu
 
 
+@pytest.mark.statistical
 def test_no_cap_on_epsilon(ones_pair_1d):
     # μ = 12: exact ε(1e-5) ≈ 75; a cap at ln(1/0.01) = 4.6 would hide it.  Far above 4.6 with 1e6 samples.
     mech = GaussianMechanism(sigma=1 / 12)
@@ -200,6 +205,7 @@ def test_no_cap_on_epsilon(ones_pair_1d):
     assert report.epsilon_lower_bound > 10.0
 
 
+@pytest.mark.statistical
 def test_impossible_region_bounds_delta():
     # A truncated Laplace whose bound τ is a quarter of Geng's has a large tail of outputs impossible
     # under the neighbour: δ(ε) ≥ δ_∞ for every ε, far above the claimed 1e-5.
@@ -211,6 +217,7 @@ def test_impossible_region_bounds_delta():
     assert report.delta_lower_bound <= report.exact_delta
 
 
+@pytest.mark.statistical
 def test_plain_user_callable_with_explicit_claim(ones_pair_1d):
     def noisy_sum(dataset, size, rng):
         total = float(np.asarray(dataset).sum())
@@ -229,6 +236,7 @@ def test_reverse_pairs_are_audited_once():
     assert all(len(pair.also_covers) == 1 for pair in report.pairs)
 
 
+@pytest.mark.statistical
 def test_report_serialises_to_strict_json(ones_pair_1d):
     import json
 

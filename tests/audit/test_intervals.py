@@ -53,6 +53,7 @@ def test_bad_input(k, n, level):
         cp_upper(k, n, level)
 
 
+@pytest.mark.statistical
 def test_coverage_of_upper_bound():
     # Seeded check that the one-sided bound covers: 4000 binomial draws, p = 0.01, n = 500, level 0.05.
     # Failures ~ Binomial(4000, <= 0.05): mean <= 200, sd ~ 13.8; allow 200 + 4 sd = 255.

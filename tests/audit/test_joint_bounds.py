@@ -52,6 +52,7 @@ def test_p_value_is_the_brute_force_one_up_to_its_stated_slack(slot, count_a, co
     assert computed <= exact + eta + 0.01
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("slot, n, value, b", [
     ("epsilon@0.0", 135, 1.0, 0.07), ("epsilon@0.0", 60, 0.5, 0.4), ("delta@1.0", 300, 0.05, 0.1),
     ("mu", 200, 1.0, 0.1)])

@@ -44,6 +44,7 @@ def test_bound_grows_with_correct_guesses_and_shrinks_with_delta():
     assert one_run_epsilon(1000, 100, 50, 1e-5, 0.05) == 0.0  # chance level certifies nothing
 
 
+@pytest.mark.statistical
 def test_bound_is_valid_for_randomized_response():
     # ε-DP randomized response per canary is the extreme case of their theorem: the bound must
     # exceed the true ε in at most a γ fraction of runs.  200 runs at γ = 0.05: P(> 20) < 0.002.
@@ -79,6 +80,7 @@ def test_bad_input_is_named():
         one_run_audit([1.0, 2.0], [True, False], guesses=[(2, 1)], delta=0.0)
 
 
+@pytest.mark.statistical
 def test_dpsgd_one_run_bound_stays_below_the_accountant():
     mechanism = DPSGD(q=0.5, sigma=1.0, steps=4, delta=1e-3, n=50)
     scores, included = mechanism.one_run_scores(1000, np.random.default_rng(SEED))

@@ -48,12 +48,14 @@ OVERRIDE = """
 """
 
 
+@pytest.mark.statistical
 def test_a_claim_that_holds_passes(pytester, plugin_args):
     pytester.makepyfile(PASSING)
     result = pytester.runpytest(*plugin_args)
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.statistical
 def test_a_violated_claim_fails_with_a_readable_message(pytester, plugin_args):
     pytester.makepyfile(VIOLATED)
     result = pytester.runpytest(*plugin_args)
@@ -69,12 +71,14 @@ def test_a_violated_claim_fails_with_a_readable_message(pytester, plugin_args):
     ])
 
 
+@pytest.mark.statistical
 def test_sample_override_from_the_command_line(pytester, plugin_args):
     pytester.makepyfile(OVERRIDE)
     result = pytester.runpytest(*plugin_args, "--dp-audit-samples", "12345")
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.statistical
 def test_sample_option_takes_the_exact_integer_forms_of_the_cli(pytester, plugin_args):
     """One parser for every door: ``1e5`` is 100,000 here as on the command line and in files."""
     pytester.makepyfile(OVERRIDE.replace("12_345", "100_000"))
@@ -103,6 +107,7 @@ def test_marker_sets_the_fixture_defaults(pytester, plugin_args):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.statistical
 def test_assert_claim_is_deterministic_by_default():
     import mechanisms
     from audit.testing import DEFAULT_SEED, assert_claim

@@ -14,6 +14,7 @@ from mechanisms.claims import ApproxDP
 SEED = 20261123
 
 
+@pytest.mark.statistical
 def test_a_clear_violation_stops_at_the_quick_look_and_counts_only_its_draws():
     # Calibrated for sensitivity ¼ on a count: exact ε(1e-5) ≈ 4 against a claimed 1.
     samples = 400_000
@@ -27,6 +28,7 @@ def test_a_clear_violation_stops_at_the_quick_look_and_counts_only_its_draws():
     assert "the quick look" in report.summary()
 
 
+@pytest.mark.statistical
 def test_a_true_claim_runs_every_look_and_spends_exactly_the_budget():
     samples = 400_000
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=SEED,
@@ -59,6 +61,7 @@ def test_small_budgets_have_no_quick_look_but_the_main_audit_still_looks():
     assert tiny.looks == 1 and tiny.budget.looks == (pytest.approx(1.0),)
 
 
+@pytest.mark.statistical
 def test_draws_count_what_each_pair_drew_in_a_passed_quick_look():
     # counting(1): the all-zeros pair looks silent, so certification draws move to the other pair
     # in the quick look as in the main audit; per_side is the exact total (rounding may lose a few).

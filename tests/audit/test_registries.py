@@ -136,6 +136,7 @@ def test_a_scenario_file_names_a_claim_and_a_statistic_its_module_registers(tmp_
     assert claim_label(spec.claim.to_dict()) == "0.2-TV"
 
 
+@pytest.mark.statistical
 def test_the_toy_claim_is_refuted_when_false_and_not_when_true(tmp_path, toy_module):
     false = load_spec(scenario_file(tmp_path, toy_module, 0.2))
     report = run_audit(false.mechanism, false.scenario, claim=false.claim, settings=false.settings, progress=False)
@@ -148,6 +149,7 @@ def test_the_toy_claim_is_refuted_when_false_and_not_when_true(tmp_path, toy_mod
     assert report.verdict.value == "NOT_REFUTED" and report.delta_lower_bound <= 1 - np.exp(-0.5)
 
 
+@pytest.mark.statistical
 def test_the_cli_runs_the_registered_claim_and_statistic(tmp_path, toy_module, capsys):
     out = tmp_path / "out"
     code = main(["run", str(scenario_file(tmp_path, toy_module, 0.2)), str(scenario_file(tmp_path, toy_module, 0.45)),
@@ -160,6 +162,7 @@ def test_the_cli_runs_the_registered_claim_and_statistic(tmp_path, toy_module, c
     assert "0.2-TV" in (out / "summary.md").read_text()
 
 
+@pytest.mark.statistical
 def test_the_cli_option_takes_a_registered_statistic_and_suggests_the_closest(tmp_path, toy_module, capsys):
     path = scenario_file(tmp_path, toy_module, 0.45)
     assert main(["run", str(path), "--statistic", "median-split", "--out", str(tmp_path / "o"),
@@ -170,6 +173,7 @@ def test_the_cli_option_takes_a_registered_statistic_and_suggests_the_closest(tm
     assert "did you mean 'median-split'?" in capsys.readouterr().err
 
 
+@pytest.mark.statistical
 def test_a_fresh_process_finds_them_through_the_file_alone(tmp_path, toy_module):
     result = subprocess.run([sys.executable, "-m", "audit", "run", str(scenario_file(tmp_path, toy_module, 0.2)),
                              "--out", str(tmp_path / "o"), "--no-plots", "--no-progress"],

@@ -27,6 +27,7 @@ def _median_search(**options):
     return scenarios.search(domains.integers(0, 5, n=(0, 3)), **settings)
 
 
+@pytest.mark.statistical
 def test_report_records_the_search_and_pairs_are_checked():
     report = run_audit(_median(), _median_search(), samples=20_000, seed=SEED, progress=False)
     record = report.scenario["search"]
@@ -53,6 +54,7 @@ def test_exploration_streams_are_not_audit_streams():
         assert not np.array_equal(exploration, chunk_rng(SEED, 0, 0, phase, 0).random(4))
 
 
+@pytest.mark.statistical
 def test_false_claim_refuted_from_the_domain_alone():
     mechanism = _median()
     false = PureDP(mechanism.epsilon_for_delta(0.0) / 2.0)
@@ -60,6 +62,7 @@ def test_false_claim_refuted_from_the_domain_alone():
     assert report.verdict is Verdict.VIOLATED
 
 
+@pytest.mark.statistical
 def test_tight_claim_quick_validity():
     """A few audits of a correct mechanism at its exact ε: at most 1 of 4 may be VIOLATED.
 
@@ -74,6 +77,7 @@ def test_tight_claim_quick_validity():
     assert violated <= 1
 
 
+@pytest.mark.statistical
 def test_score_ranks_the_new_bin_pair_first_for_delta():
     mechanism = ThresholdHistogram(bins=3, scale=1.0, threshold=6.0)
     rng = np.random.default_rng(SEED)
@@ -101,6 +105,7 @@ class _NoisyAnswers:
         return answers + rng.laplace(0.0, 1.0 / self.epsilon, (size, answers.size))
 
 
+@pytest.mark.statistical
 def test_answer_vectors_are_checked_and_an_understated_sensitivity_is_refuted():
     # Declared l1 sensitivity 3 but calibrated for 1: the true ε is 3ε (all-above pattern).
     mechanism = _NoisyAnswers(1.0, PureDP(1.0))
@@ -165,6 +170,7 @@ def test_exhausted_domain_reports_fewer_candidates():
     assert report.scenario["search"]["candidates_tried"] == 9
 
 
+@pytest.mark.statistical
 def test_replace_relation_end_to_end():
     from mechanisms import GaussianDP
     from mechanisms.zoo.search_examples import ClippedBoxMean

@@ -130,6 +130,7 @@ def _floor_epsilon(p, q, n, level, z=3.0):
     return math.log(float(cp_lower(count_p, n, level)) / float(cp_upper(count_q, n, level)))
 
 
+@pytest.mark.statistical
 def test_categorical_audits_randomized_response_wherever_the_labels_sit():
     k, epsilon, n = 7, 1.0, 200_000
     claim = PureDP(epsilon)
@@ -147,6 +148,7 @@ def test_categorical_audits_randomized_response_wherever_the_labels_sit():
     assert min(bounds) >= floor, (bounds, floor)
 
 
+@pytest.mark.statistical
 def test_linear_statistic_is_weak_on_a_middle_label():
     """The reason for the categorical statistic: with the labels 3 and 4 of 7, no threshold of
     the index isolates the two atoms whose ratio is e^ε."""
@@ -159,6 +161,7 @@ def test_linear_statistic_is_weak_on_a_middle_label():
     assert linear.epsilon_lower_bound < floor
 
 
+@pytest.mark.statistical
 def test_randomized_response_with_the_wrong_epsilon_is_refuted():
     # Claimed ε = 0.7, true ε = 1: the floor at 2e5 samples (≈ 0.9) exceeds the claim.
     report = run_audit(randomized_response(5, 1.0), scenarios.custom([([1], [3])]), claim=PureDP(0.7),
@@ -169,6 +172,7 @@ def test_randomized_response_with_the_wrong_epsilon_is_refuted():
 
 # --- power: a data-dependent scale needs a two-sided event --------------------------------------
 
+@pytest.mark.statistical
 def test_data_dependent_scale_is_refuted_by_auto_at_1e6():
     # The one-sided events cannot exceed δ ≈ 0.034 < 0.05; the two-sided event's δ(1) = 0.067 is
     # 17 standard errors (√(2·0.3/1e6) ≈ 8e-4) above the claim's 0.05.
@@ -178,6 +182,7 @@ def test_data_dependent_scale_is_refuted_by_auto_at_1e6():
     assert report.verdict == Verdict.VIOLATED and report.delta_lower_bound > 0.05
 
 
+@pytest.mark.statistical
 def test_auto_keeps_the_linear_statistic_for_a_gaussian_shift():
     report = run_audit(GaussianMechanism(epsilon=1.0, delta=1e-5), scenarios.counting(1),
                        samples=400_000, seed=SEED, progress=False, accuracy=False)
@@ -206,6 +211,7 @@ def test_training_phase_resumes_from_a_checkpoint(tmp_path):
 
 # --- floating-point Laplace: the leak is in the low-order bits --------------------------------------
 
+@pytest.mark.statistical
 def test_classifier_with_bit_features_refutes_naive_floating_point_laplace():
     pytest.importorskip("sklearn")
     report = run_audit(NaiveLaplace(0.1, "numpy-legacy"), scenarios.custom([([0.0], [1.0])]), claim=PureDP(0.1),
@@ -223,6 +229,7 @@ def test_classifier_accepts_a_fresh_128_bit_seed():
     assert report.seed >= 0 and report.statistic["pairs"][0]["kind"] == "classifier"
 
 
+@pytest.mark.statistical
 def test_snapping_laplace_is_not_refuted_by_the_classifier():
     # Mironov's fix: outputs are multiples of Λ = 16, so the bit patterns carry no extra signal;
     # a VIOLATED here would be a ≤ 5% event if the snapping claim holds.

@@ -70,6 +70,7 @@ def test_binomial_allowance_is_the_stated_quantile():
     assert stats.binom.sf(c, QUICK_RUNS, GAMMA) <= 1e-3 < stats.binom.sf(c - 1, QUICK_RUNS, GAMMA)
 
 
+@pytest.mark.statistical
 def test_false_alarms_within_binomial_bound(quick_study):
     allowance = binomial_allowance(QUICK_RUNS)  # 5 of 20 at γ = 0.05, tail 1e-3
     assert [row.case for row in quick_study.validity] == CORRECT
@@ -78,6 +79,7 @@ def test_false_alarms_within_binomial_bound(quick_study):
         assert row.false_violated["count"] <= allowance, row
 
 
+@pytest.mark.statistical
 def test_certified_bounds_cover_the_truth(quick_study):
     # All bounds hold simultaneously with probability ≥ 0.95, so each bound's misses are at most
     # Binomial(R, γ) too: the same allowance applies to the count of runs above the truth.
@@ -95,6 +97,7 @@ def test_detection_is_essentially_certain_here(name):
     assert ideal_mu_margin(mechanism.exact_mu(), mechanism.claim.mu, POWER_SAMPLES, level) >= 6.0
 
 
+@pytest.mark.statistical
 def test_faulty_mechanisms_are_detected(quick_study):
     assert [row.case for row in quick_study.power] == FAULTY
     for row in quick_study.power:
@@ -116,6 +119,7 @@ def test_bad_case_names_are_refused():
         run_study(cases=["no-such-mechanism"], faulty=[], progress=False)
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_full_validity_all_mechanisms():
     """Every reference mechanism 100 times at 20,000 samples; every faulty one 20 times at 512,000."""

@@ -88,6 +88,7 @@ def _seeded_fn(data, seed):
     return float(np.sum(data)) + np.random.default_rng(seed).standard_normal()
 
 
+@pytest.mark.statistical
 def test_vectorize_shape_dtype_and_seeded_determinism():
     mech = vectorize(_seeded_fn, name="seeded", seed_keyword="seed")
     assert isinstance(mech, VectorizedMechanism) and mech.deterministic
@@ -249,6 +250,7 @@ def _check_law(noise, cdf, variance, kurtosis, what):
     assert abs(noise.var() - variance) < CLT_SIGMAS * variance * math.sqrt((kurtosis - 1) / n), what
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("batch", ["vectorized", "loop"])
 def test_diffprivlib_noise_laws(dpl, batch):
     size = N_LAW if batch == "vectorized" else 5_000
@@ -266,6 +268,7 @@ def test_diffprivlib_noise_laws(dpl, batch):
     _check_law(noise, bounded.reference.cdf, variance, 6.0, bounded.name)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("batch", ["vectorized", "loop"])
 def test_diffprivlib_laplace_truncated_is_a_clamp(dpl, batch):
     # Clamp to [4, 6] around f = 5 with b = 1: atoms P(out = 4) = P(out = 6) = e^{-1}/2 = 0.18394.
@@ -288,6 +291,7 @@ def test_diffprivlib_laplace_truncated_is_a_clamp(dpl, batch):
     assert float(mech.privacy_profile(0.5)) == pytest.approx(1 - math.exp(-0.25), rel=1e-12)
 
 
+@pytest.mark.statistical
 def test_diffprivlib_vectorized_and_loop_paths_agree(dpl):
     # Same law, different random streams: a two-sample KS must not reject at p < 1e-3.
     for adapter in _diffprivlib_adapters(dpl):
@@ -296,6 +300,7 @@ def test_diffprivlib_vectorized_and_loop_paths_agree(dpl):
         assert stats.ks_2samp(fast, slow).pvalue > KS_LEVEL, adapter.name
 
 
+@pytest.mark.statistical
 def test_opendp_noise_laws(odp):
     gauss = odp.make_gaussian(2.0)
     _check_law(_noise(gauss, size=10_000), stats.norm(scale=2.0).cdf, 4.0, 3.0, gauss.name)
@@ -409,6 +414,7 @@ def test_thirdparty_suite_expected_matches_exact_truth(dpl, odp):
         assert "Exact truth" in path.read_text(encoding="utf-8"), path.name
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name, verdict", [("diffprivlib_laplace_misdeclared_sensitivity", "VIOLATED"),
                                            ("diffprivlib_laplace_bounded_noise", "NOT_REFUTED")])
 def test_thirdparty_scenario_end_to_end(dpl, name, verdict):

@@ -46,6 +46,7 @@ def _chisquare_pvalue(draws, pmf):
     return stats.chisquare(observed, pmf * draws.size).pvalue
 
 
+@pytest.mark.statistical
 def test_samplers_follow_their_exact_distributions():
     # Chi-square goodness of fit, 2e5 seeded draws: a false failure has probability 1e-6.
     rng = np.random.default_rng(20261123)

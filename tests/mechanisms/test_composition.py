@@ -108,6 +108,7 @@ def test_one_vectorized_inner_call():
     assert comp.claim is None and comp.name.startswith("Composition(")
 
 
+@pytest.mark.statistical
 def test_runs_are_independent_and_deterministic():
     inner = GaussianMechanism(sigma=1.5, d=2)
     comp = Composition(inner, 3)

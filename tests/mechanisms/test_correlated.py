@@ -192,6 +192,7 @@ def test_exact_truth_follows_mu_and_replacement_claim_is_violated():
 N_SAMPLES = 200_000
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("c", [None, 2.0, 0.5])
 def test_sampling_moments_covariance_and_marginals(c):
     mu, d = 0.7, 4
@@ -215,6 +216,7 @@ def test_sampling_moments_covariance_and_marginals(c):
         assert stats.kstest(noise[:, j], "norm", args=(0.0, math.sqrt(cov[j, j]))).pvalue > 1e-3
 
 
+@pytest.mark.statistical
 def test_sampling_lemma36():
     mu, d, n_known = 1.1, 3, 7
     mech = CorrelatedGaussianMechanism(mu, d, n_known=n_known)
@@ -283,6 +285,7 @@ def test_error_bound_solves_the_coverage_equation(c, k):
     assert sd * stats.norm.isf(0.025) < t < sd * stats.norm.isf(0.025 / k)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("c", [None, 0.5])
 def test_error_bound_max_over_all_queries_by_monte_carlo(c):
     mu, d, alpha, n = 1.0, 25, 0.05, 400_000

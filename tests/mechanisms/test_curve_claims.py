@@ -109,6 +109,7 @@ def test_bad_parameters_are_named(bad, message):
     assert message in str(info.value)
 
 
+@pytest.mark.statistical
 def test_engine_audits_zcdp_claims_both_ways():
     # σ = 1, d = 1: μ = 1 is exactly 0.5-zCDP.  The true claim holds (false alarm ≤ 5%, seeded);
     # 0.02-zCDP implies T ≥ f with f(0.1) ≥ 0.8, while the Gaussian's G_1(0.1) = 0.61: at 2e5 samples

@@ -77,6 +77,7 @@ def test_discrete_laplace_profile_by_summation_and_dp_accounting(epsilon):
         assert float(mechanism.privacy_profile(mechanism.epsilon_for_delta(delta))) == pytest.approx(delta, rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_bernoulli_exp_frequencies():
     # n/d = 7/3 and 2/5; 4e5 draws each: |mean − e^{−γ}| ≤ 5 binomial standard deviations
     # (a false failure has probability < 1e-6).
@@ -87,6 +88,7 @@ def test_bernoulli_exp_frequencies():
         assert abs(draws.mean() - p) <= 5 * math.sqrt(p * (1 - p) / draws.size) + 1e-12
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sampler, log_weights", [
     (lambda rng, size: discrete_laplace(2, 3, size, rng), lambda x: -2 / 3 * np.abs(x)),
     (lambda rng, size: discrete_gaussian(Fraction(169, 100), size, rng), lambda x: -x**2 / (2 * 1.69)),

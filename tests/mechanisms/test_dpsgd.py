@@ -94,6 +94,7 @@ def test_shapes_and_determinism(view, canary, width):
     assert np.isfinite(first).all()
 
 
+@pytest.mark.statistical
 def test_dirac_canary_coordinate_has_the_subsampled_gaussian_law():
     # Per step the canary coordinate is N(0, s²) without the canary and (1 − q)N(0, s²) + qN(c, s²)
     # with it: the projection sum has mean T q c and variance T(s² + q(1 − q)c²).  Tolerances:
@@ -108,6 +109,7 @@ def test_dirac_canary_coordinate_has_the_subsampled_gaussian_law():
         assert abs(values.var() - var) <= 5 * var * math.sqrt(3.0 / runs)  # kurtosis ≤ 3(1 + small)
 
 
+@pytest.mark.statistical
 def test_projection_sum_survival_matches_simulation():
     base_sf, neighbour_sf = projection_sum_survival(0.5, 3, 1.0, 1.0)
     rng = np.random.default_rng(SEED)
@@ -119,6 +121,7 @@ def test_projection_sum_survival_matches_simulation():
     assert float(base_sf(np.array([0.0]))[0]) == 0.5
 
 
+@pytest.mark.statistical
 def test_input_canary_loss_is_lower_when_trained_on():
     mechanism = DPSGD(**TINY, canary=InputCanary(), view="final-loss")
     without = mechanism(EMPTY, 20_000, np.random.default_rng(SEED))[:, 0]
@@ -156,6 +159,7 @@ def test_unscaled_noise_truth_uses_sigma_over_clip():
     assert mechanism.epsilon_for_delta(1e-3) == poisson_gaussian_epsilon(0.5, 0.5, 4, 1e-3)
 
 
+@pytest.mark.statistical
 def test_shuffling_puts_the_canary_in_exactly_one_batch_per_epoch():
     mechanism = DPSGD(**dict(TINY, steps=4), sampling="shuffle")  # q = 0.5: 2 batches, 2 epochs
     out = mechanism(CANARY, 2_000, np.random.default_rng(SEED)).reshape(2_000, 4, -1)[:, :, -1]
@@ -171,6 +175,7 @@ def _audit(mechanism, samples, seed, statistic=None):
                      statistic=statistic or mechanism.projection_score())
 
 
+@pytest.mark.statistical
 def test_correct_trainer_audits_below_its_truth_and_unscaled_noise_is_refuted():
     correct = DPSGD(**TINY)
     report = _audit(correct, 20_000, SEED)
@@ -180,6 +185,7 @@ def test_correct_trainer_audits_below_its_truth_and_unscaled_noise_is_refuted():
     assert _audit(faulty, 20_000, SEED).verdict.value == "VIOLATED"
 
 
+@pytest.mark.statistical
 def test_quick_validity_of_the_correct_trainer():
     # 8 audits at γ = 0.05: false alarms are Binomial(8, ≤ 0.05); P(≥ 3) < 0.006.
     correct = DPSGD(**TINY)
@@ -221,6 +227,7 @@ def test_single_event_limit_is_below_the_truth_and_grows_with_runs():
 from mechanisms.dpsgd.shuffle import ShuffledCanaryPair, batch_sizes  # noqa: E402
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("background", [None, -1.0, 0.5])
 def test_shuffled_canary_lands_in_exactly_one_batch_per_epoch(background):
     # σ = 1e-4: the canary coordinate of each update is its mean to within 1e-3 (10 standard
@@ -248,6 +255,7 @@ def test_batch_sizes_follow_the_trainer_rule():
     assert batch_sizes(19, 4).sum() == 19 and batch_sizes(19, 4).max() - batch_sizes(19, 4).min() <= 1
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_shuffled_pair_routes_agree_on_a_gaussian(epochs):
     # K = 1: the pair is N(0, σ²) against N(d, σ²) per epoch, the Gaussian mechanism with
@@ -265,6 +273,7 @@ def test_shuffled_pair_routes_agree_on_a_gaussian(epochs):
     assert estimate.low <= exact <= estimate.high  # a 99.99% CLT interval: fails w.p. ≈ 1e-4
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("background, below_claim", [(-1.0, False), (None, True)])
 def test_shuffled_pair_epsilon_by_quadrature_and_monte_carlo(background, below_claim):
     mechanism = DPSGD(**SMALL_CONFIGURATION, sampling="shuffle", background=background)
@@ -310,6 +319,7 @@ def test_shuffled_pair_validation():
         DPSGD(**TINY, background=-1.0).epsilon_for_delta(1e-3)
 
 
+@pytest.mark.statistical
 def test_shuffling_is_refuted_and_poisson_is_not_on_the_crafted_data_set():
     # The zoo entry at 20,000 runs per side with the shuffled pair's likelihood ratio (fixed before
     # the audit); the correct trainer on the same data with the same statistic holds its claim.
@@ -349,6 +359,7 @@ def test_network_gradients_match_finite_differences_and_clip_to_c():
                                    np.minimum(np.linalg.norm(raw, axis=1), 0.1), rtol=1e-12)
 
 
+@pytest.mark.statistical
 def test_network_dirac_canary_has_the_subsampled_gaussian_law():
     # As for logistic regression: the canary weight W_{0,p−1} sees N(0, s²) per step without the
     # canary and (1 − q)N(0, s²) + qN(c, s²) with it.  Tolerances: 5 standard errors (normal approx.).
@@ -362,6 +373,7 @@ def test_network_dirac_canary_has_the_subsampled_gaussian_law():
         assert abs(values.var() - var) <= 5 * var * math.sqrt(3.0 / runs)
 
 
+@pytest.mark.statistical
 def test_network_trainer_audits_like_logistic_regression():
     correct = DPSGD(**TINY, model="mlp", hidden=4)
     report = _audit(correct, 10_000, SEED)

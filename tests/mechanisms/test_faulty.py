@@ -135,6 +135,7 @@ def test_half_size_noise_is_exactly_two_mu(mu, d, c):
                                                               rel=1e-9, abs=1e-11)
 
 
+@pytest.mark.statistical
 def test_half_size_noise_samples_have_the_stated_covariance():
     mechanism = HalfSizeNoiseCorrelatedGaussian(1.0, 4)
     data = np.eye(4)[[0, 1, 1, 3, 2]]  # n = 5 rows

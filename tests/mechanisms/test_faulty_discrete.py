@@ -61,6 +61,7 @@ REFUTATIONS = [("subsampled-wrong-relation", 200_000), ("randomized-response-wro
                ("rounded-gaussian-real-query", 20_000)]
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name, samples", REFUTATIONS)
 def test_faulty_variant_is_refuted(name, samples):
     mechanism, scenario = FAULTY_MECHANISMS[name]()

@@ -121,6 +121,7 @@ def test_calibration_warning_is_typed():
 
 # -- sampling -------------------------------------------------------------------------------------------
 
+@pytest.mark.statistical
 def test_sampling_moments_and_ks():
     mech = GaussianMechanism(sigma=1.7, d=3)
     data = np.array([[0.0, 0.5, 1.0], [1.0, 1.0, 0.25]])

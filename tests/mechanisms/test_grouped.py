@@ -113,6 +113,7 @@ def test_eta_has_no_effect_under_add_remove():
     np.testing.assert_array_equal(paper.output_covariance(), tight.output_covariance())
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("relation, eta", CALIBRATIONS)
 def test_sampling_covariance_means_and_marginals(relation, eta):
     mu, groups, d, n = 0.9, 2, 3, 150_000
@@ -234,6 +235,7 @@ def test_error_bound_one_query_per_group_is_independent():
         assert mech.error_bound(0.05, k) == pytest.approx(expected, rel=1e-11)
 
 
+@pytest.mark.statistical
 def test_error_bound_over_all_groups_by_monte_carlo():
     mu, groups, d, alpha, n = 1.0, 3, 8, 0.05, 300_000
     mech = GroupedCorrelatedGaussianMechanism(mu, groups, d, relation="replace", eta="paper")

@@ -113,6 +113,7 @@ def test_huge_epsilon_is_finite():
 
 # -- sampling -------------------------------------------------------------------------------------------
 
+@pytest.mark.statistical
 def test_sampling_moments_and_ks():
     mech = LaplaceMechanism(0.8, d=2)  # b = 2.5
     b, n = mech.scale, 200_000

@@ -131,6 +131,7 @@ def test_truncated_geometric_exact_epsilon_equals_theorem_4_7():
     assert mech.claim.epsilon == pytest.approx(math.log(9 / 8), rel=1e-14)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("count", [0, 2, 5])
 def test_truncated_geometric_samples_follow_the_exact_pmf(count):
     mech, n = TruncatedGeometric(), 400_000
@@ -140,6 +141,7 @@ def test_truncated_geometric_samples_follow_the_exact_pmf(count):
 
 
 # -- ReportNoisyMax -------------------------------------------------------------------------------
+@pytest.mark.statistical
 def test_report_noisy_max3_left_tail_ratio_is_exactly_k_over_b():
     """P_q(M < 0) = 2^{−5} for q = 0 and e^{−0.25}·2^{−5} for q' = 1 (docstring derivation)."""
     mech, n = ReportNoisyMax3(), 1_000_000
@@ -167,6 +169,7 @@ def test_report_noisy_max3_density_ratio_never_exceeds_k_over_b():
     assert np.max(log_density(np.zeros(5)) - log_density(np.ones(5))) == pytest.approx(5 / b, rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_report_noisy_max4_support_and_cdf():
     """M(q) ≥ max q surely, and P_q(M ≤ t) = Π(1 − e^{−(t − q_i)/b}) > 0 just above max q."""
     mech, n, b = ReportNoisyMax4(), 400_000, 20.0
@@ -179,6 +182,7 @@ def test_report_noisy_max4_support_and_cdf():
     assert mech.truth.epsilon == math.inf
 
 
+@pytest.mark.statistical
 def test_report_noisy_max_index_outputs_are_integers():
     out = ReportNoisyMax1()(np.array([1.0, 1, 1, 1, 1]), 10_000, np.random.default_rng(3))[:, 0]
     assert set(np.unique(out)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
@@ -196,6 +200,7 @@ def test_murmur3_matches_published_test_vectors():
     assert murmur3_32(b"foo") == -156908512  # mmh3.hash("foo")
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("mechanism", [Rappor(), OneTimeRappor()], ids=lambda m: type(m).__name__)
 def test_rappor_bits_follow_the_composite_response(mechanism):
     n = 200_000
@@ -255,6 +260,7 @@ def test_custom_scenario_file_errors_name_the_key(tmp_path):
 SMOKE_VIOLATED = ("noisy-hist2", "svt5")
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("path", scenarios.bundled_suite("literature"), ids=lambda p: p.stem)
 def test_suite_smoke_at_10000_samples(path):
     """CI smoke test: every file audits end to end at 10,000 samples per side and phase (its own seed).
@@ -276,6 +282,7 @@ def test_suite_smoke_at_10000_samples(path):
         assert report.verdict.value == "VIOLATED"
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("mechanism", [ReportNoisyMax1(), ReportNoisyMax2()], ids=lambda m: type(m).__name__)
 def test_report_noisy_max_index_probabilities_by_monte_carlo(mechanism):
     """Quadrature of P(argmax = i) against sampled frequencies on DP-Sniper's witness inputs."""

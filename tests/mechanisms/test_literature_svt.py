@@ -30,6 +30,7 @@ def pattern_counts(out: np.ndarray, pattern) -> int:
     return int(np.all(out == np.asarray(pattern), axis=1).sum())
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("mechanism, x", [
     (SparseVectorTechnique1(threshold=0.5), (0.0,) * 5 + (1.0,) * 5),
     (SparseVectorTechnique2(), (1.0,) * 5 + (0.0,) * 5),
@@ -52,6 +53,7 @@ def test_svt4_lower_value_is_a_pattern_ratio_and_below_lyu_upper_bound():
     assert 0.1 < mech.truth.epsilon <= mech.truth.upper == pytest.approx(0.175)
 
 
+@pytest.mark.statistical
 def test_svt6_pattern_probabilities_by_monte_carlo():
     """The pattern behind SVT6's lower value 0.4145, under both inputs of the witness pair."""
     mech, n = SparseVectorTechnique6(), 2_000_000
@@ -107,6 +109,7 @@ def test_svt3_releases_noisy_values_only_with_above():
     assert np.all((flags == ABOVE).sum(axis=1) <= 1)
 
 
+@pytest.mark.statistical
 def test_svt5_support_argument():
     mech, n = SparseVectorTechnique5(), 400_000
     constant = mech(np.ones(10), n, np.random.default_rng(51))
@@ -136,6 +139,7 @@ def _svt2_reference(q, size, rng, c, T, s_rho, s_nu):
     return rows
 
 
+@pytest.mark.statistical
 def test_svt2_redraw_with_cutoff_two_matches_a_per_sample_reference():
     """Frequencies of the vectorized sampler against a scalar transcription (two-sample binomial)."""
     mech, q, n = SparseVectorTechnique2(cutoff=2, queries=4), [1.0, 0.0, 2.0, 1.0], 20_000

@@ -63,6 +63,7 @@ def test_default_claim_is_the_accountants_profile():
     assert mechanism.claim.epsilon == pytest.approx(mechanism.epsilon_for_delta(1e-5), abs=1e-6)
 
 
+@pytest.mark.statistical
 def test_sampler_moments():
     # 4 rows of 1 (contribution +1) and 2 rows of 0 (−1): mean (4 − 2)q, variance σ² + 6q(1 − q).
     # 4e5 draws per step: the means lie within 5 standard errors (false failure < 1e-5).

@@ -188,6 +188,7 @@ def test_quantile_inverts_cdf():
     assert mech.quantile(1.0) == pytest.approx(mech.bound, rel=1e-14)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(("epsilon", "delta"), [(2.0, 0.05), (0.5, 0.2)])
 def test_sampling_moments_and_ks(epsilon, delta):
     mech = TruncatedLaplaceMechanism(epsilon, delta)

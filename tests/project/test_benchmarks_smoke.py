@@ -53,6 +53,7 @@ def test_real_count_clopper_pearson_matches_scipy_beta_and_survives_betaincinv_f
     assert abs(value / (special.gammaincinv(k, 0.025) / 1e8) - 1.0) < 1e-6
 
 
+@pytest.mark.statistical
 def test_quick_benchmark_runs_and_writes_its_files(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -92,6 +93,7 @@ def test_statdp_design_p_value_is_fishers_exact_test_without_thinning():
         assert thinned_fisher_p_value(c1, c2, n, 0.0, rng) == pytest.approx(tail / comb(2 * n, k), rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_statdp_design_detects_a_gross_violation_and_keeps_quiet_on_a_correct_claim():
     # ε 10 against a claim of 0.1 at 720 draws: the chosen event's counts are far apart, so a miss
     # is a bug, not bad luck; a correct claim fails to be refuted in at least one of 3 seeds

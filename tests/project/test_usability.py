@@ -108,6 +108,7 @@ def _strip_runtime(document):
     return document["audits"]
 
 
+@pytest.mark.statistical
 def test_jobs_2_runs_audits_side_by_side_with_the_same_reports(two_files, capsys):
     folder, paths = two_files
     one = _run(capsys, "run", *paths, "--out", folder / "one", "--jobs", "1", "--no-plots")
@@ -118,6 +119,7 @@ def test_jobs_2_runs_audits_side_by_side_with_the_same_reports(two_files, capsys
     assert reports[0] == reports[1]
 
 
+@pytest.mark.statistical
 def test_checkpoints_of_completed_audits_are_removed_unless_kept(two_files, capsys):
     folder, paths = two_files
     code, out, _ = _run(capsys, "run", paths[0], "--out", folder / "removed", "--no-plots", "--no-progress")
@@ -128,6 +130,7 @@ def test_checkpoints_of_completed_audits_are_removed_unless_kept(two_files, caps
     assert code == 0 and (folder / "kept" / "checkpoints" / "first.npz").exists()
 
 
+@pytest.mark.statistical
 def test_table_and_summary_use_the_same_accuracy_words_and_name_the_claim(two_files, capsys):
     folder, paths = two_files
     code, out, _ = _run(capsys, "run", paths[0], "--out", folder / "acc", "--no-plots", "--no-progress")
@@ -187,6 +190,7 @@ def test_samples_refuse_what_is_not_an_exact_integer(text):
         exact_integer(text)
 
 
+@pytest.mark.statistical
 def test_samples_in_scientific_notation_on_the_command_line(tmp_path, capsys):
     path = tmp_path / "g.toml"
     path.write_text(_scenario_file("g", GAUSSIAN, samples=1000))
@@ -220,6 +224,7 @@ def test_unfinished_streams_end_without_joblib_warnings():
     assert [str(w.message) for w in caught] == []
 
 
+@pytest.mark.statistical
 def test_an_interrupted_run_says_in_one_line_what_was_saved(tmp_path, capsys, monkeypatch):
     paths = []
     for name in ("a", "b"):
@@ -262,6 +267,7 @@ def test_answer_vectors_point_to_scenarios_custom_and_the_claim_says_what_was_vo
 
 
 # -- item 12: total draws per side --------------------------------------------------------------------
+@pytest.mark.statistical
 def test_report_states_the_total_draws_per_side():
     samples = 20_000
     report = run_audit(GaussianMechanism(1.0, 1e-5), scenarios.counting(1), samples=samples, seed=2,
@@ -280,6 +286,7 @@ def test_report_states_the_total_draws_per_side():
     assert report.to_dict()["draws"] == draws
 
 
+@pytest.mark.statistical
 def test_an_early_stop_says_so_and_counts_only_what_was_drawn():
     # Calibrated for sensitivity ¼ on a count: μ ≈ 1.07, exact ε(1e-5) ≈ 4 against a claimed 1.
     report = run_audit(GaussianMechanism(1.0, 1e-5, sensitivity=0.25),

@@ -153,6 +153,7 @@ def test_random_pairs_are_added_to_the_worst_case_ones_and_seeded():
     assert not all(np.array_equal(p.base, q.base) for p, q in zip(first.pairs[4:], other.pairs[4:]))
 
 
+@pytest.mark.statistical
 def test_random_pairs_use_both_directions_under_add_remove():
     scenario = scenarios.bounded(2, 4, pairs="random", count=40, seed=11)
     kinds = {label.split("(")[1].rstrip(")") for label in scenario.labels[4:]}

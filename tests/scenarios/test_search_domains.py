@@ -124,6 +124,7 @@ def test_exponential_median_truth_matches_brute_force():
     assert worst <= epsilon  # the claim holds
 
 
+@pytest.mark.statistical
 def test_exponential_median_sampler_matches_distribution():
     mechanism = ExponentialMedian(2.0, top=5, max_size=4)
     data = np.array([[0.0], [0.0], [5.0]])

@@ -13,6 +13,8 @@ import scenarios
 from audit.spec import load_spec
 from audit import Verdict, run_audit
 
+pytestmark = pytest.mark.statistical  # every assertion is on a seeded audit's verdict or bounds
+
 MISUSES = [path for path in scenarios.bundled_suite()
            if load_spec(path).expected == "violated" and "limit" not in path.name]
 

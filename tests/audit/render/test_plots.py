@@ -100,6 +100,7 @@ def test_certified_staircase_is_the_upper_bound_the_points_imply():
         assert value == bound, a
 
 
+@pytest.mark.statistical
 def test_violations_are_marked_on_the_tradeoff_figure(violated):
     report = violated["report"]
     assert report["verdict"] == "VIOLATED"
@@ -137,6 +138,7 @@ def test_infinite_exact_epsilon_is_drawn():
     assert ax.get_legend() is None and len(ax.figure.legends) == 1  # legend outside the axes
 
 
+@pytest.mark.statistical
 def test_epsilon_figure_plots_the_certified_claimed_and_exact_profiles(violated):
     curve = violated["report"]["epsilon_curve"]
     ax = plots.epsilon_figure(violated).axes[0]

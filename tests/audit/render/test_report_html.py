@@ -22,6 +22,10 @@ from audit.render.files import load_report  # noqa: E402
 from audit.render.html import audit_section, report_html  # noqa: E402
 from mechanisms import GaussianMechanism  # noqa: E402
 
+# Every test rests on seeded audits of true claims being NOT_REFUTED (the run's exit status 0, the
+# verdict in the page): each such verdict is a false alarm with probability ≤ 1 − confidence.
+pytestmark = pytest.mark.statistical
+
 SCENARIO = """name = "{name}"
 [mechanism]
 name = "gaussian"
