@@ -147,7 +147,8 @@ def test_valid_claims_are_not_refuted_and_bounds_are_below_truth(label, make_mec
         level = Budget(1 - report.confidence, headline_slots(mech.claim), len(scenario.pairs)).headline_level
         expected, sd = ideal_mu_lower_bound(report.exact_mu, report.samples, level)
         assert report.mu_lower_bound > expected - 5 * sd, (expected, sd)
-    assert report.accuracy is None or report.accuracy.verdict is Verdict.NOT_REFUTED
+    # Every mechanism here declares its accuracy, so the accuracy audit must have run (and pass).
+    assert report.accuracy is not None and report.accuracy.verdict is Verdict.NOT_REFUTED
 
 
 @pytest.mark.statistical

@@ -26,7 +26,7 @@ from scipy import stats
 
 import audit
 from mechanisms import ApproxDP, GaussianMechanism, PureDP
-from mechanisms.adapters import VectorizedMechanism, vectorize
+from mechanisms.adapters import vectorize
 from scenarios import files
 from audit.spec import load_spec
 
@@ -91,7 +91,7 @@ def _seeded_fn(data, seed):
 @pytest.mark.statistical
 def test_vectorize_shape_dtype_and_seeded_determinism():
     mech = vectorize(_seeded_fn, name="seeded", seed_keyword="seed")
-    assert isinstance(mech, VectorizedMechanism) and mech.deterministic
+    assert mech.deterministic
     first = mech(_counting(3), 500, np.random.default_rng(SEED))
     again = mech(_counting(3), 500, np.random.default_rng(SEED))
     other = mech(_counting(3), 500, np.random.default_rng(SEED + 1))

@@ -43,7 +43,7 @@ def test_vacuous_approx_claim_is_an_error():
 def test_gaussian_composition_is_exactly_sqrt_k_mu():
     inner = GaussianMechanism(1.0, 1e-5, d=2)
     comp = Composition(inner, 4)
-    assert isinstance(comp, GaussianComposition) and isinstance(comp, Composition)
+    assert isinstance(comp, GaussianComposition)  # chosen by Composition for a Gaussian-shaped inner
     assert comp.exact_mu() == pytest.approx(2 * inner.exact_mu(), rel=1e-15)
     # k runs of N(0, σ²) = one run with σ/√k (Dong, Roth & Su): same profile and ε(δ)
     single = GaussianMechanism(sigma=inner.sigma / 2, d=2)
