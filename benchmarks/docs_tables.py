@@ -24,7 +24,7 @@ The opening marker is ``table: SOURCE[#HEADING] [n=N] [part=table|section] [drop
 
 Run ``python -m benchmarks.docs_tables`` after a benchmark has rewritten its results, and
 ``python -m benchmarks.docs_tables --check`` (exit status 1 when a document is out of date) in
-CI; ``tests/test_docs.py`` runs the same check.
+CI; ``tests/project/test_docs.py`` runs the same check.
 """
 
 from __future__ import annotations
