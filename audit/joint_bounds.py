@@ -201,7 +201,7 @@ class JointTest:
         after any step that fails to halve the bracket, so the bracket at least halves every two
         steps.  ``low`` always has p(low) ≤ level, whatever path the search takes; the speed is
         the only thing the steps change (9–13 p-values against bisection's 10–17 on the cases of
-        tests/test_joint_bounds.py)."""
+        tests/audit/test_joint_bounds.py)."""
         if self.observed <= 0.0:
             return 0.0
         level = self.level

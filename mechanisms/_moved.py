@@ -13,7 +13,7 @@ The same object, not a copy: ``isinstance`` checks hold whichever path a class w
 from, and every class keeps its new ``__module__``, so objects pickle under the new path (what
 joblib's workers unpickle), while pickles written before the move, which name the old path,
 still load.  Nothing in this repository may import an old path: pytest turns the warning into an
-error, and ``tests/test_moved_modules.py`` checks every name here.
+error, and ``tests/project/test_moved_modules.py`` checks every name here.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ L(y) = ((y − c − 1)² − (y − c)²)/(2σ²) = (1 − 2(y − c))/(2σ²),
 a sum of positive terms taken over 12σ + 40 lattice points below x* (the rest is below e^{−72}
 relative) in log space; Z by the same summation over |x| ≤ 12σ + 40.  ε(δ) by Brent's method on
 log δ(ε); the trade-off curve by Neyman–Pearson on the truncated lattice (:mod:`.finite_pair`).
-Checked in ``tests/test_discrete.py`` against plain summation over the lattice and against
+Checked in ``tests/mechanisms/test_discrete.py`` against plain summation over the lattice and against
 dp-accounting's ``from_discrete_gaussian_mechanism``.
 """
 

@@ -12,7 +12,7 @@ pair P(y ≤ c) = 1/(1 + r), Q(y ≤ c) = r/(1 + r), randomized response with pa
 - δ(ε') = (1 − e^{ε' − a})₊/(1 + e^{−a}),  ε(δ) = max(0, a + ln(1 − δ(1 + e^{−a}))),  ε(0) = a;
 - T(α) = f_{a,0}(α) = max{0, 1 − e^a α, e^{−a}(1 − α)}.
 
-Checked in ``tests/test_discrete.py`` against direct summation over the lattice and dp-accounting's
+Checked in ``tests/mechanisms/test_discrete.py`` against direct summation over the lattice and dp-accounting's
 ``from_discrete_laplace_mechanism``.
 """
 

@@ -13,7 +13,7 @@ inputs give identical outputs, so the worst pair over both relations has (Z = e^
     ε(δ) = ln(e^ε − δZ) for δ < δ(0) = (e^ε − 1)/Z, and 0 beyond;
 
 its trade-off curve is the Neyman–Pearson curve of the pair (:mod:`.finite_pair`).  Checked in
-``tests/test_categorical.py`` against the finite-pair summation and dp-accounting's
+``tests/mechanisms/test_categorical.py`` against the finite-pair summation and dp-accounting's
 ``from_randomized_response``.
 
 Auditing note: the engine's statistic is the output index; the threshold events it uses are

@@ -20,7 +20,7 @@ These are the dominating pairs dp-accounting uses for ``ADD_OR_REMOVE_ONE`` and 
 Truth.  The privacy profile, ε(δ) and the implied trade-off curve come from dp-accounting's
 privacy-loss-distribution accountant with ``pessimistic_estimate=True`` and value discretisation
 1e-4: its δ(ε) is an *upper bound* on the exact profile (within ~1e-4 relative, checked for k = 1
-against direct numerical integration in ``tests/test_subsampled.py``), so the "exact" ε reported
+against direct numerical integration in ``tests/mechanisms/test_subsampled.py``), so the "exact" ε reported
 next to an audit is at least the true one, by a hair.  The trade-off curve is the one that profile
 implies (:func:`mechanisms.conversions.profile_tradeoff`), a lower bound on the true curve.
 

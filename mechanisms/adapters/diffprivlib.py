@@ -433,7 +433,7 @@ class Geometric(_PureDiffprivlib):
 
     diffprivlib stores s = −ε/Δ, draws u ~ U(−½, ½)·(1 + e^s) and returns value + sgn(u)⌊ln|u|/s⌋:
     the discrete Laplace law P(y) = ((1 − r)/(1 + r)) r^{|y|}, r = e^{−s} (derivation in
-    ``tests/test_adapters_discrete.py``, which also checks the samples' frequencies).  Claim: ε-DP.
+    ``tests/mechanisms/test_adapters_discrete.py``, which also checks the samples' frequencies).  Claim: ε-DP.
     Exact truth: :class:`~mechanisms.discrete_laplace.DiscreteLaplaceMechanism` with rate |s| (true
     sensitivity 1), when |s| is within 1e-12 relative of a rational with denominator ≤ 10⁴;
     otherwise unknown.

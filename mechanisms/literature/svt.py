@@ -27,7 +27,7 @@ Outputs, one column per query: 1.0 for ⊤ (above), 0.0 for ⊥, −1.0 for a qu
 because the mechanism halted.  Variants that release values (SVT3, NumericalSVT) append k
 columns holding the released value where the answer is ⊤ and 0.0 elsewhere.
 
-Derivations (checked in ``tests/test_literature_svt.py`` by a second route):
+Derivations (checked in ``tests/mechanisms/test_literature_svt.py`` by a second route):
 
 - *Pattern probabilities.*  For the variants with one threshold draw (all but SVT2 with c > 1),
   P_q(pattern) = ∫ f_ρ(r) Π_{⊥} F_ν(r + T − q_i) Π_{⊤} (1 − F_ν(r + T − q_i)) dr over the

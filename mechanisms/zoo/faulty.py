@@ -77,7 +77,7 @@ class HalfSizeNoiseCorrelatedGaussian(CorrelatedGaussianMechanism):
       μ_eff² = d/b + 1/a = 4μ²(d/(d + C²) + C²/(d + C²)) = 4μ²: **μ_eff = 2μ** for every d and C;
     - replacement (Δn = 0, Δf ∈ [−1, 1]^d): μ_rep² = d/b, as for Algorithm 1.
 
-    ``tests/test_faulty.py`` checks μ_eff against the Mahalanobis norm over every corner row.
+    ``tests/mechanisms/test_faulty.py`` checks μ_eff against the Mahalanobis norm over every corner row.
     """
 
     fault = "Algorithm 1 releases ñ = n + η instead of n + 2η: the size leaks twice as much"

@@ -216,6 +216,16 @@ def test_every_cited_docs_page_and_section_exists():
     assert not missing, "cited but missing:\n" + "\n".join(missing)
 
 
+def test_every_test_file_cited_exists():
+    """Docstrings and docs that send a reader to a test name its current path (tests/<package>/...)."""
+    cited = re.compile(r"(?<![\w/])(tests/[\w/]+\.py)")
+    missing = [f"{path.relative_to(ROOT)}:{number}: {match}"
+               for path in CODE + sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               for match in cited.findall(line) if not (ROOT / match).is_file()]
+    assert not missing, "cited test files that do not exist:\n" + "\n".join(missing)
+
+
 def test_code_cites_no_reference_outside_the_repository():
     outside = [f"{path.relative_to(ROOT)}:{number}"
                for path in CODE
