@@ -12,7 +12,7 @@ search examples), :mod:`mechanisms.adapters` (third-party libraries under audit)
 helpers :mod:`mechanisms.parameters` and :mod:`mechanisms.validation`.
 """
 
-from . import _moved
+from . import moved
 from .base import GaussianShapedMechanism, Mechanism, ReferenceMechanism, mechanism_name
 from .claims import ApproxDP, Claim, GaussianDP, ProfileClaim, PureDP, Relation, RenyiDP, ZCDP
 from .composition import Composition
@@ -28,8 +28,8 @@ from .laplace import LaplaceMechanism
 from .truncated_laplace import TruncatedLaplaceMechanism
 
 # The old paths of modules that moved into dpsgd/, literature/ and zoo/ stay importable as
-# aliases of the new modules, with a DeprecationWarning naming the new path (mechanisms/_moved.py).
-_moved.install()
+# aliases of the new modules, with a DeprecationWarning naming the new path (mechanisms/moved.py).
+moved.install()
 
 #: Reference mechanisms by the name scenario files use.
 REFERENCE_MECHANISMS = {

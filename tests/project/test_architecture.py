@@ -319,7 +319,7 @@ def forget_moved_modules():
     ("audit.plots", "figure_stem", "audit.render.text"),
 ])
 def test_an_old_module_path_forwards_with_a_warning(forget_moved_modules, old, name, home):
-    with pytest.warns(DeprecationWarning, match=rf"{old} has moved: import from .*{home}"):
+    with pytest.warns(DeprecationWarning, match=rf"`{old}` has moved to .*`{home}`"):
         module = importlib.import_module(old)
     assert getattr(module, name) is getattr(importlib.import_module(home), name)
     with pytest.raises(AttributeError, match=rf"{old}' has moved to .*{home}.*'no_such_name'"):
@@ -327,9 +327,9 @@ def test_an_old_module_path_forwards_with_a_warning(forget_moved_modules, old, n
 
 
 def test_from_import_of_an_old_module_path(forget_moved_modules):
-    with pytest.warns(DeprecationWarning, match="audit.plots has moved"):
+    with pytest.warns(DeprecationWarning, match="`audit.plots` has moved"):
         from audit import plots
-    with pytest.warns(DeprecationWarning, match="audit.output has moved"):
+    with pytest.warns(DeprecationWarning, match="`audit.output` has moved"):
         from audit.output import load_report
     assert plots.PlotsUnavailable is importlib.import_module("audit.render.plots").PlotsUnavailable
     assert load_report is importlib.import_module("audit.render.files").load_report
