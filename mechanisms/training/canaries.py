@@ -86,25 +86,41 @@ class DiracCanary:
 
 @dataclass(frozen=True)
 class InputCanary:
-    """An input example: ``x`` (default: every feature equal to ``scale``, an image no digit
-    looks like) with label ``y`` (default: the last class)."""
+    """An input example: ``x``, or ``scale`` on feature ``feature`` and 0 elsewhere, or (both
+    None) every feature equal to ``scale``; label ``y`` (default: the last class).
+
+    A feature that no training example uses (digits' pixel 0 is blank in every image) makes the
+    canary the only example whose gradient reaches the first layer's weights on that feature."""
 
     x: Optional[tuple] = None
     y: Optional[int] = None
     scale: float = 1.0
+    feature: Optional[int] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_finite_positive("scale", self.scale))
+        if self.feature is not None:
+            object.__setattr__(self, "feature", check_int("feature", self.feature, minimum=0))
+            if self.x is not None:
+                raise ValueError(f"give `x` or `feature`, not both, got x={self.x!r}, feature={self.feature!r}")
         if self.y is not None:
             object.__setattr__(self, "y", check_int("y", self.y, minimum=0))
 
     @property
     def label(self) -> str:
-        return "input canary[" + (f"all features {self.scale:g}" if self.x is None else "x") + "]"
+        if self.x is not None:
+            return "input canary[x]"
+        where = "all features" if self.feature is None else f"feature {self.feature}"
+        return f"input canary[{where} = {self.scale:g}]"
 
     def example(self, features: int, classes: int) -> tuple[np.ndarray, int]:
         """(x, y) of the canary for a data set of ``features`` features and ``classes`` classes."""
-        if self.x is None:
+        if self.x is None and self.feature is not None:
+            if self.feature >= features:
+                raise ValueError(f"canary `feature` must be below {features} features, got {self.feature}")
+            x = np.zeros(features, dtype=np.float32)
+            x[self.feature] = self.scale
+        elif self.x is None:
             x = np.full(features, self.scale, dtype=np.float32)
         else:
             x = np.asarray(self.x, dtype=np.float32).reshape(-1)

@@ -75,7 +75,8 @@ class TorchTraining:
     model : "logreg", "mlp" or a factory ``(features, classes) -> torch.nn.Module``.
     canary : "dirac", "input", a canary object, or a table ``{"kind": "dirac", ...}`` of its options.
     view : "updates" (Dirac canary) or "final-loss" (input canary); default by canary.
-    score : "updates" (the whole view), "sum", "lr" or "energy" (``view="updates"`` only).
+    score : "updates" (the whole view), "sum", "lr", "energy", or a callable mapping the
+        (1, 2·observed_steps) view to one score (``view="updates"`` only).
     train : the training function (default :func:`~mechanisms.training.loops.opacus_sgd`).
     observed_steps : how many weight updates the training function makes (default ``steps``;
         a faulty trainer may make more than the accountant is told).
@@ -95,7 +96,7 @@ class TorchTraining:
     model: Union[str, Callable] = "logreg"
     canary: Any = "dirac"
     view: Optional[str] = None
-    score: str = "updates"
+    score: Union[str, Callable] = "updates"
     train: Callable = opacus_sgd
     observed_steps: Optional[int] = None
     label: Optional[str] = None
@@ -122,8 +123,9 @@ class TorchTraining:
             raise ValueError(f"view={view!r} needs {'a DiracCanary' if view == 'updates' else 'an InputCanary'}, "
                              f"got {self.canary!r}")
         object.__setattr__(self, "view", view)
-        check_choice("score", self.score, SCORES)
-        if self.score != "updates" and view != "updates":
+        if not callable(self.score):
+            check_choice("score", self.score, SCORES)
+        if not (isinstance(self.score, str) and self.score == "updates") and view != "updates":
             raise ValueError(f"score={self.score!r} needs view='updates', got view={view!r}")
         if not callable(self.train):
             raise TypeError(f"`train` must be a training function (model, data, config, *, generator), "
@@ -168,7 +170,7 @@ class TorchTraining:
 
     @property
     def output_dim(self) -> int:
-        if self.view == "final-loss" or self.score != "updates":
+        if self.view == "final-loss" or not (isinstance(self.score, str) and self.score == "updates"):
             return 1
         return 2 * self.observed_steps
 
@@ -215,7 +217,7 @@ class TorchTraining:
         return ProjectionSum((0.0, 1.0), self.observed_steps)
 
     def _need_updates(self) -> None:
-        if self.view != "updates" or self.score != "updates":
+        if self.view != "updates" or not (isinstance(self.score, str) and self.score == "updates"):
             raise ValueError(f"the update statistics need view='updates' and score='updates', got "
                              f"view={self.view!r}, score={self.score!r}")
 
@@ -295,17 +297,16 @@ class TorchTraining:
             return self._train(x, y, seeds)
         updates = self._train(x, y, seeds)
         energy = np.log(np.mean(updates[:, 1:] ** 2, axis=1))
-        if self.score == "sum":
-            return np.array([updates[:, 0].sum()])
         view = np.stack([updates[:, 0], energy], axis=1).reshape(1, -1)
+        if callable(self.score):
+            return np.asarray(self.score(view), dtype=np.float64).reshape(1)
         if self.score == "updates":
             return view[0]
-        statistic = self.likelihood_ratio_score_unchecked() if self.score == "lr" else ProjectionSum((0.0, 1.0), self.observed_steps)
-        return statistic(view)
-
-    def likelihood_ratio_score_unchecked(self) -> LikelihoodRatioSum:
-        return LikelihoodRatioSum((1.0, 0.0), self.observed_steps, self.sample_rate, self.max_grad_norm,
-                                  self.noise_multiplier * self.max_grad_norm)
+        statistics = {"sum": ProjectionSum((1.0, 0.0), self.observed_steps),
+                      "energy": ProjectionSum((0.0, 1.0), self.observed_steps),
+                      "lr": LikelihoodRatioSum((1.0, 0.0), self.observed_steps, self.sample_rate,
+                                               self.max_grad_norm, self.noise_multiplier * self.max_grad_norm)}
+        return statistics[self.score](view)
 
     def _train(self, x: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         """One training; the probe's per-step updates v_t (T, P) or the final loss (1,)."""
