@@ -6,8 +6,9 @@ A training function is ``train(model, data, config, *, generator) -> None``: it 
 included) with the hyper-parameters of ``config`` (:class:`DPConfig`), drawing every random number
 (batches, noise) from ``generator`` (a seeded ``torch.Generator``; model initialisation happens
 before the call, from torch's global generator, seeded by the caller).  It must update the weights
-through a torch optimizer's ``step()``: the white-box adversary reads the probe after each step
-that changes it (a global step hook).  Its loss must be the cross-entropy of the model's logits,
+through a torch optimizer's ``step()``: the white-box adversary reads the probe after every step of
+an optimizer that holds it (a global step hook; Opacus's ``DPOptimizer`` is seen through its inner
+optimizer, so a step it skips to accumulate gradients is no update).  Its loss must be the cross-entropy of the model's logits,
 which the Dirac canary relies on; the summed loss keeps the canary's gradient independent of the
 batch size (a mean loss divides it by |B|, still far above any clip norm).
 

@@ -58,6 +58,8 @@ __all__ = ["TorchTraining", "VIEWS", "SCORES"]
 
 VIEWS = ("updates", "final-loss")
 SCORES = ("updates", "sum", "lr", "energy")
+#: Added to the mean square before the log, so that an un-noised probe gives a finite energy.
+ENERGY_FLOOR = 1e-30
 
 
 @dataclass(frozen=True, repr=False)
@@ -296,7 +298,7 @@ class TorchTraining:
         if self.view == "final-loss":
             return self._train(x, y, seeds)
         updates = self._train(x, y, seeds)
-        energy = np.log(np.mean(updates[:, 1:] ** 2, axis=1))
+        energy = np.log(np.mean(updates[:, 1:] ** 2, axis=1) + ENERGY_FLOOR)
         view = np.stack([updates[:, 0], energy], axis=1).reshape(1, -1)
         if callable(self.score):
             return np.asarray(self.score(view), dtype=np.float64).reshape(1)
@@ -323,9 +325,12 @@ class TorchTraining:
         records = [weight.detach().clone().reshape(-1)]
 
         def record(optimizer, args, kwargs):
-            now = weight.detach().reshape(-1)
-            if not torch.equal(now, records[-1]):
-                records.append(now.clone())
+            # After every step of an optimizer that updates the probe; an Opacus DPOptimizer is a
+            # wrapper whose inner optimizer's step (the actual update) fires this hook itself.
+            if hasattr(optimizer, "original_optimizer"):
+                return
+            if any(p is weight for group in optimizer.param_groups for p in group["params"]):
+                records.append(weight.detach().clone().reshape(-1))
 
         tensors = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
         handle = register_optimizer_step_post_hook(record)
