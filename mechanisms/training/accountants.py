@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from ..claims import ProfileClaim, Relation, RenyiDP
+from ..dpsgd.accounting import poisson_gaussian_epsilon
 from ..validation import check_choice, check_finite_positive, check_int, check_open_unit
 
 __all__ = ["ACCOUNTANTS", "ACCOUNTANT_NAMES", "accountant_claim", "accountant_epsilon", "opacus_sample_rate"]
@@ -77,8 +78,6 @@ def accountant_epsilon(accountant: str, q: float, sigma: float, steps: int, delt
 @functools.lru_cache(maxsize=256)
 def _accountant_epsilon(accountant, q, sigma, steps, delta) -> float:
     if accountant == "pld":
-        from ..dpsgd.accounting import poisson_gaussian_epsilon
-
         return poisson_gaussian_epsilon(q, sigma, steps, delta)
     from opacus.accountants import PRVAccountant, RDPAccountant  # optional extra: torch
 
