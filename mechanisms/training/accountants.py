@@ -119,6 +119,10 @@ class _PrvProfile:
     def __call__(self, epsilon):
         eps = np.atleast_1d(np.asarray(epsilon, dtype=np.float64))
         dprv = self._prv()
-        values = [min(1.0, float(dprv.compute_delta_estimate(max(e - PRV_EPS_ERROR, 0.0))) + self.delta / 1000)
-                  for e in eps.ravel()]
+        values = []
+        for e in eps.ravel():
+            shifted = max(e - PRV_EPS_ERROR, 0.0)
+            # beyond the discretised domain the estimate is 0 (and exp(ε) would overflow)
+            estimate = 0.0 if shifted >= dprv.domain.t_max else float(dprv.compute_delta_estimate(shifted))
+            values.append(min(1.0, estimate + self.delta / 1000))
         return np.asarray(values).reshape(np.shape(epsilon))
