@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "VIOLATED; 2: bad usage or input.")
     run.add_argument("files", nargs="*", type=Path, metavar="FILE",
                      help="TOML scenario files (default: the bundled suite, see --suite)")
-    run.add_argument("--suite", choices=("default", "thirdparty", "literature", "dpsgd"), default="default",
+    run.add_argument("--suite", choices=("default", "thirdparty", "literature", "dpsgd", "torch"), default="default",
                      help="bundled suite run when no FILE is given (default: %(default)s)")
     run.add_argument("--samples", type=option_type("samples"), help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
@@ -342,7 +342,7 @@ def _list(args: argparse.Namespace) -> int:
         doc = (inspect.getdoc(cls) or "").splitlines()
         print(f"  {name:<28} {doc[0] if doc else ''}")
         print(f"  {'':<28} ({params})")
-    for suite in ("default", "thirdparty", "literature", "dpsgd"):
+    for suite in ("default", "thirdparty", "literature", "dpsgd", "torch"):
         files = scenarios.bundled_suite(suite)
         print(f"\nBundled scenario files, suite {suite!r} ({len(files)}; `dpaudit run --suite {suite}`):")
         for path in files:

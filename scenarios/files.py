@@ -590,10 +590,13 @@ def bundled_suite(name: str = "default") -> list[Path]:
     ``suite/thirdparty/`` (audits of other libraries' mechanisms, which need the optional
     ``thirdparty`` dependencies); ``"literature"`` those in ``suite/literature/`` (the
     DP-testing literature's benchmark mechanisms, :mod:`mechanisms.literature`); ``"dpsgd"`` those in
-    ``suite/dpsgd/`` (DP-SGD configurations, :mod:`mechanisms.dpsgd`).  Located with
+    ``suite/dpsgd/`` (DP-SGD configurations, :mod:`mechanisms.dpsgd`); ``"torch"`` those in
+    ``suite/torch/`` (PyTorch/Opacus trainers, :mod:`mechanisms.zoo.trainers`, which need the
+    optional ``torch`` dependencies).  Located with
     :mod:`importlib.resources`, so it works from an installed package.
     """
-    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",), "dpsgd": ("dpsgd",)}
+    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",), "dpsgd": ("dpsgd",),
+               "torch": ("torch",)}
     if name not in folders:
         raise ValueError(f"`name` must be one of {tuple(folders)}, got {name!r}")
     root = resources.files("scenarios").joinpath("suite")

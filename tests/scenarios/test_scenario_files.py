@@ -53,7 +53,7 @@ def test_suite_is_bundled_and_excludes_thirdparty():
     assert all(path.suffix == ".toml" and path.parent.name == "suite" for path in SUITE)
     assert [p.name for p in SUITE] == sorted(p.name for p in SUITE)
     assert all(path.parent.name == "thirdparty" for path in bundled_suite("thirdparty"))
-    with pytest.raises(ValueError, match=r"`name` must be one of \('default', 'thirdparty', 'literature', 'dpsgd'\), got 'all'"):
+    with pytest.raises(ValueError, match=r"`name` must be one of \('default', 'thirdparty', 'literature', 'dpsgd', 'torch'\), got 'all'"):
         bundled_suite("all")
 
 

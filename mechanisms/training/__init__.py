@@ -1,0 +1,30 @@
+"""Auditing PyTorch/Opacus training: the training run as a mechanism, canaries, accountants, data.
+
+- :mod:`.mechanism`: :class:`TorchTraining`, one training per output, white-box (every update of a
+  Dirac gradient canary's coordinate) or black-box (the final model's loss on an input canary);
+- :mod:`.loops`: :class:`DPConfig` and the training functions' contract; :func:`opacus_sgd`, the
+  correct Opacus trainer;
+- :mod:`.canaries`: :class:`DiracCanary` and :class:`InputCanary`;
+- :mod:`.probe`: the model wrapper that carries Dirac canaries, and the named models;
+- :mod:`.accountants`: the claims of Opacus's RDP and PRV accountants and dp-accounting's PLD;
+- :mod:`.data`: scikit-learn's digits and a synthetic data set (nothing is downloaded).
+
+torch and opacus (the ``torch`` extra) are imported inside functions only, so this package imports
+without them; faulty trainers are in :mod:`mechanisms.zoo.trainers`.
+"""
+
+from .accountants import ACCOUNTANTS, accountant_claim, accountant_epsilon, opacus_sample_rate
+from .canaries import DiracCanary, InputCanary
+from .data import TrainingSet, digits, synthetic
+from .loops import DPConfig, make_private, opacus_sgd, run_steps
+from .mechanism import SCORES, VIEWS, TorchTraining
+from .probe import model_factory, probed
+
+__all__ = [
+    "TorchTraining", "VIEWS", "SCORES",
+    "DPConfig", "opacus_sgd", "make_private", "run_steps",
+    "DiracCanary", "InputCanary",
+    "probed", "model_factory",
+    "ACCOUNTANTS", "accountant_claim", "accountant_epsilon", "opacus_sample_rate",
+    "TrainingSet", "digits", "synthetic",
+]
