@@ -30,7 +30,7 @@ import numpy as np
 
 from mechanisms.validation import check_choice, check_int, check_open_unit, check_seed
 
-from .families import FAMILIES, family_epsilon
+from .families import FAMILIES, Family, family_epsilon
 from .fdp import fdp_bound
 from .order_statistics import independent_bound
 from .steinke import check_delta, one_run_epsilon
@@ -53,12 +53,15 @@ ASSUMPTIONS = {
                     "independent and each depends on its own canary's bit only"),
 }
 
-#: Fractions of m guessed (k₊ = k₋ = fraction·m/2) by default, per method.  Steinke keeps the
-#: fractions of the DP-SGD benchmark; the others span the best fixed fractions of the idealised
-#: Gaussian audit at μ ∈ [0.5, 4] and m ∈ [10³, 10⁵] (docs/one-run.md).
-_DEFAULT_FRACTIONS = {"steinke": (0.02, 0.1, 0.2, 0.5),
-                      "fdp": (0.005, 0.02, 0.1, 0.4),
-                      "order-statistics": (0.1, 0.4, 1.0)}
+#: Fractions of m guessed (k₊ = k₋ = fraction·m/2) by default, per (method, family).  Steinke
+#: keeps the fractions of the DP-SGD benchmark; the others span the best fixed fractions of the
+#: idealised Gaussian audit at μ ∈ [0.5, 4] and m ∈ [10³, 10⁵] (docs/one-run.md): the exact
+#: Gaussian law gains from every guess, the other bounds from the most confident few.
+_DEFAULT_FRACTIONS = {("steinke", "approx"): (0.02, 0.1, 0.2, 0.5),
+                      ("fdp", "gdp"): (0.005, 0.02, 0.1, 0.4),
+                      ("fdp", "approx"): (0.005, 0.02, 0.1, 0.4),
+                      ("order-statistics", "gdp"): (0.1, 0.4, 1.0),
+                      ("order-statistics", "approx"): (0.005, 0.02, 0.1, 0.4)}
 
 
 @dataclass(frozen=True)
@@ -143,18 +146,22 @@ class OneRunResult:
         return "\n".join(lines)
 
 
-def default_guesses(m: int, method: str = "steinke") -> list[tuple[int, int]]:
-    """The default candidates for ``m`` canaries: k₊ = k₋ = max(1, ⌊f·m/2⌋) for the method's
-    fractions f of m guessed (duplicates removed)."""
+def default_guesses(m: int, method: Method = "steinke", family: Optional[Family] = None) -> list[tuple[int, int]]:
+    """The default candidates for ``m`` canaries: k₊ = k₋ = max(1, ⌊f·m/2⌋) for the fractions f of
+    m guessed of ``method`` and ``family`` (the method's default family if None), duplicates
+    removed."""
     m = check_int("m", m, minimum=2)
     method = check_choice("method", method, METHODS)
-    sides = dict.fromkeys(max(1, int(f * m) // 2) for f in _DEFAULT_FRACTIONS[method])
+    family = _DEFAULT_FAMILY[method] if family is None else check_choice("family", family, FAMILIES)
+    if (method, family) not in _DEFAULT_FRACTIONS:
+        raise ValueError(f"`family` must be 'approx' for method {method!r}, got {family!r}")
+    sides = dict.fromkeys(max(1, int(f * m) // 2) for f in _DEFAULT_FRACTIONS[method, family])
     return [(k, k) for k in sides]
 
 
 def one_run_audit(scores, included, *, delta: float, method: Method = "steinke",
                   guesses: Optional[Sequence[tuple[int, int]]] = None, confidence: float = 0.95,
-                  family: Optional[str] = None, seed: int = 0) -> OneRunResult:
+                  family: Optional[Family] = None, seed: int = 0) -> OneRunResult:
     """Certify a privacy bound from one run's canary ``scores`` (higher = more likely "in").
 
     Parameters
@@ -168,7 +175,7 @@ def one_run_audit(scores, included, *, delta: float, method: Method = "steinke",
     guesses : sequence of (k₊, k₋), optional
         Candidate numbers of "in" and "out" guesses, fixed before seeing the scores; each is tested
         at level (1 − confidence)/len(guesses) and the largest bound is reported.  Default:
-        :func:`default_guesses` for ``m`` and ``method``.
+        :func:`default_guesses` for ``m``, ``method`` and ``family``.
     confidence : probability with which the bound holds.
     family : ``"gdp"`` or ``"approx"``; default ``"gdp"`` for the f-DP methods, ``"approx"`` (the
         only one) for Steinke's.
@@ -201,7 +208,7 @@ def one_run_audit(scores, included, *, delta: float, method: Method = "steinke",
     if guesses is None:
         if m < 2:
             raise ValueError(f"default `guesses` need at least 2 canaries, got {m}")
-        guesses = default_guesses(m, method)
+        guesses = default_guesses(m, method, family)
     candidates = [(check_int("k_plus", kp, minimum=0), check_int("k_minus", km, minimum=0))
                   for kp, km in guesses]
     if not candidates:

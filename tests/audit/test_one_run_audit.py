@@ -8,9 +8,13 @@ bad input is named.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from audit.one_run import (ASSUMPTIONS, METHODS, OneRunResult, blow_up_inverse, 
                            fdp_rejects, independent_bound, independent_p_value, one_run_audit, one_run_epsilon)
 from audit.one_run.families import family_epsilon
 from benchmarks.one_run import critical_count, idealised_scores
+from benchmarks.one_run import main as benchmark_main
 from mechanisms.gdp import gdp_epsilon
 
 SEED = 20270301
@@ -79,7 +84,10 @@ def test_default_method_is_steinke_and_default_guesses_are_fixed_fractions():
     assert default_guesses(100_000, "fdp") == [(250, 250), (1000, 1000), (5000, 5000), (20_000, 20_000)]
     assert default_guesses(1000, "order-statistics") == [(50, 50), (200, 200), (500, 500)]
     assert default_guesses(1001, "order-statistics") == [(50, 50), (200, 200), (500, 500)]
+    assert default_guesses(1000, "order-statistics", "approx") == [(2, 2), (10, 10), (50, 50), (200, 200)]
     assert default_guesses(2, "fdp") == [(1, 1)]
+    with pytest.raises(ValueError, match="'approx' for method 'steinke'"):
+        default_guesses(1000, "steinke", "gdp")
     assert set(METHODS) == {"steinke", "fdp", "order-statistics"}
 
 
@@ -104,7 +112,7 @@ def test_reported_bound_exceeds_the_truth_exactly_when_a_count_reaches_its_criti
     # The validity studies count false reports through critical counts; this ties them to the
     # audit.  Scores at μ = 1.3 lie above both tested values, so both outcomes occur.
     m, delta = 1000, 1e-5
-    sides = [kp for kp, _ in default_guesses(m, method)]
+    sides = [kp for kp, _ in default_guesses(m, method, "gdp")]
     level = 0.05 / len(sides)
     if method == "fdp":
         critical = [critical_count(lambda v, s=s: fdp_rejects(m, 2 * s, v, level, blow_up_inverse("gdp", mu, 0.0)),
@@ -145,3 +153,29 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="NaN or inf"):
         one_run_audit(np.r_[scores[:-1], np.nan], included, delta=1e-5, method="fdp")
     assert isinstance(one_run_audit(scores, included, delta=1e-5, method="fdp"), OneRunResult)
+
+
+def test_the_docs_example_prints_what_the_docs_show():
+    # docs/one-run.md shows a code block and its output; both must stay true.
+    text = (Path(__file__).resolve().parents[2] / "docs" / "one-run.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S)[1]
+    shown = re.search(r"```text\n(.*?)```", text, re.S)[1].rstrip("\n")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "docs/one-run.md", "exec"), {})
+    assert printed.getvalue().rstrip("\n") == shown
+    sentence = re.search(r"certify μ ≥ ([\d.]+) \(ε ≥ ([\d.]+);", text)
+    rng = np.random.default_rng(5)
+    included = rng.random(100_000) < 0.5
+    scores = rng.normal(size=100_000) + 1.0 * included
+    result = one_run_audit(scores, included, delta=1e-5, method="order-statistics")
+    assert (f"{result.mu_lower_bound:.4g}", f"{result.epsilon_lower_bound:.3g}") == sentence.groups()
+
+
+@pytest.mark.slow
+def test_benchmark_quick_run_writes_its_tables(tmp_path):
+    result = benchmark_main(["--quick", "--out", str(tmp_path)])
+    written = (tmp_path / "one_run.md").read_text(encoding="utf-8")
+    for heading in ("## Idealised Gaussian", "## Targets", "## The papers' protocol", "## Validity", "## DP-SGD"):
+        assert heading in written
+    assert json.loads((tmp_path / "one_run.json").read_text())["validity"] == json.loads(json.dumps(result["validity"]))

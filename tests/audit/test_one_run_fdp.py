@@ -178,7 +178,7 @@ def test_bound_exceeds_the_truth_in_at_most_the_level_of_runs(family, mu):
     # parameter), i.e. when its count reaches that candidate's critical value.  10 000 runs at
     # m = 1000 with the default candidates at γ/4: the Clopper–Pearson upper bound must be ≤ γ.
     m, runs, gamma, delta = 1000, 10_000, 0.05, 1e-5
-    sides = [kp for kp, _ in default_guesses(m, "fdp")]
+    sides = [kp for kp, _ in default_guesses(m, "fdp", family)]
     level = gamma / len(sides)
     truth = mu if family == "gdp" else gdp_epsilon(delta, mu)
     inverse = blow_up_inverse(family, truth, delta)

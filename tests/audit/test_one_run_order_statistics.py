@@ -115,7 +115,7 @@ def test_bound_exceeds_the_truth_in_at_most_the_level_of_runs(family, mu):
     # the test is nearly exact here, and 10 000 runs put the Clopper–Pearson upper bound within
     # about 0.005 of the observed rate.
     m, runs, gamma, delta = 1000, 10_000, 0.05, 1e-5
-    sides = [kp for kp, _ in default_guesses(m, "order-statistics")]
+    sides = [kp for kp, _ in default_guesses(m, "order-statistics", family)]
     level = gamma / len(sides)
     truth = mu if family == "gdp" else gdp_epsilon(delta, mu)
     critical = [critical_count(lambda v: independent_p_value(family, truth, m, 2 * s, v, delta) < level, 2 * s)
