@@ -11,8 +11,8 @@ and proof below are ours.
 canary scores X₁, …, X_m are independent and the law of X_j depends on S_j only: X_j ~ P_j if
 canary j is in, Q_j if it is out.  It holds for Dirac gradient canaries on their own coordinates
 with every update visible, and for the idealised Gaussian audit; it fails when canaries share
-parameters (input-space canaries in one model) or a common random factor (a noise scale drawn
-once for the whole run), and then the bound below can exceed the truth.
+parameters (input-space canaries in one model), and then nothing here proves the bound below
+(:mod:`audit.one_run.fdp` still holds).
 
 **Claim tested.**  T(Q_j, P_j) ≥ f for every j; under the assumption this follows from the
 mechanism being f-DP, since X_j is computed from the output and its law does not depend on S₋ⱼ.
