@@ -86,3 +86,30 @@ def test_dpsgd_one_run_bound_stays_below_the_accountant():
     scores, included = mechanism.one_run_scores(1000, np.random.default_rng(SEED))
     result = one_run_audit(scores, included, guesses=[(50, 50), (100, 100)], delta=1e-3)
     assert 0 < result.epsilon_lower_bound < mechanism.claim.epsilon
+
+
+def _first_crossing_by_full_scan(m, r, v, delta, gamma):
+    """The bound as the whole grid is scanned chunk by chunk (the search before branch and bound)."""
+    if float(one_run_p_value(m, r, v, 0.0, delta)) >= gamma:
+        return 0.0
+    start = 0.0
+    while start < 50.0:
+        grid = start + 1e-3 * np.arange(1, 1025)
+        crossed = np.flatnonzero(one_run_p_value(m, r, v, grid, delta) >= gamma)
+        if crossed.size:
+            high = float(grid[crossed[0]])
+            low = high - 1e-3
+            for _ in range(30):
+                mid = 0.5 * (low + high)
+                low, high = (mid, high) if float(one_run_p_value(m, r, v, mid, delta)) < gamma else (low, mid)
+            return low
+        start = float(grid[-1])
+    return math.inf
+
+
+@pytest.mark.parametrize("m, r, v, delta, gamma", [(1000, 100, 95, 1e-5, 0.05), (1000, 200, 150, 1e-3, 0.05),
+                                                   (400, 200, 140, 0.0, 0.05), (1000, 500, 390, 1e-3, 0.0125),
+                                                   (100, 50, 48, 1e-5, 0.0125), (30, 20, 20, 0.01, 0.05),
+                                                   (1000, 1000, 1000, 1e-3, 0.05)])
+def test_branch_and_bound_finds_the_grid_scan_bound(m, r, v, delta, gamma):
+    assert one_run_epsilon(m, r, v, delta, gamma) == _first_crossing_by_full_scan(m, r, v, delta, gamma)
