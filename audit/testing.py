@@ -104,6 +104,7 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     AssertionError
         When a certified bound contradicts the claim (or, with ``accuracy=True``, an accuracy claim).
     """
+    __tracebackhide__ = True  # a failing test's traceback ends at its own call, not in the plugin
     report = _run(mechanism, scenario, claim=claim, samples=samples, seed=seed, confidence=confidence,
                   accuracy=accuracy, n_jobs=n_jobs, **audit_options)
     failed_accuracy = accuracy and report.accuracy is not None and report.accuracy.verdict is Verdict.VIOLATED
@@ -178,6 +179,7 @@ class DPAudit:
         return merged
 
     def __call__(self, mechanism: Any, scenario: Any = None, **options: Any):
+        __tracebackhide__ = True
         return assert_claim(mechanism, scenario, **self._options(options))
 
     def run(self, mechanism: Any, scenario: Any = None, **options: Any):
