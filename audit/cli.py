@@ -302,24 +302,28 @@ def _unfinished_run(out: Path, specs: Sequence[Any]) -> Optional[str]:
     return "; ".join(parts) or "report.json marked unfinished"
 
 
-def _saved_entries(out: Path, specs: Sequence[Any], options: RunSettings) -> dict[str, dict]:
+def _saved_entries(out: Path, specs: Sequence[Any], options: RunSettings) -> tuple[dict[str, dict], list[str]]:
     """The finished audits of an interrupted run that ``--resume`` takes from ``out/report.json``
-    instead of running again: those whose :func:`audit.suite.audit_key` is unchanged."""
+    instead of running again (those whose :func:`audit.suite.audit_key` is unchanged), and the
+    names of finished audits whose file, settings or code changed since (audited again)."""
     path = out / "report.json"
     if not path.exists():
-        return {}
+        return {}, []
     try:
         document = load_report(path)
     except ReportFileError:
-        return {}
-    saved = {entry["name"]: entry for entry in document["audits"]
-             if entry.get("report") is not None and entry.get("audit_key")}
-    kept = {}
+        return {}, []
+    saved = {entry["name"]: entry for entry in document["audits"] if entry.get("report") is not None}
+    kept, changed = {}, []
     for spec in specs:
         entry = saved.get(spec.name)
-        if entry is not None and entry["audit_key"] == audit_key(spec, options.audit_settings(spec)):
+        if entry is None:
+            continue
+        if entry.get("audit_key") == audit_key(spec, options.audit_settings(spec)):
             kept[spec.name] = entry
-    return kept
+        else:
+            changed.append(spec.name)
+    return kept, changed
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -348,10 +352,13 @@ def _run(args: argparse.Namespace) -> int:
                           plots=not args.no_plots, progress=not args.no_progress,
                           debug=getattr(args, "debug", False))
     levels = {level["name"]: level for level in control["levels"]}
-    saved = _saved_entries(out, specs, options) if args.resume else {}
+    saved, changed = _saved_entries(out, specs, options) if args.resume else ({}, [])
     for spec in specs:
         checkpoint, timing = checkpoint_path(out, spec), timing_path(out, spec)
-        if not args.resume or spec.name in saved:
+        if spec.name in changed:
+            print(f"dpaudit: {spec.name}: finished before the interruption, but its file, settings or code "
+                  "changed since; audited again", file=sys.stderr)
+        if not args.resume or spec.name in saved or spec.name in changed:
             for path in (checkpoint, timing):  # a fresh audit never mixes in an older one
                 if path.exists():
                     path.unlink()
@@ -405,13 +412,14 @@ def _run(args: argparse.Namespace) -> int:
         print(format_table(entries))
         witnesses = refuted_witnesses(entries)
         if witnesses:
-            print("\n" + "\n".join(witnesses))
+            print("\n" + "\n".join(line for text in witnesses for line in _fit_lines(text.splitlines())))
         print("\n" + "\n".join(_fit(error_control_text(control, accuracy=accuracy))))
         where = sys.stdout
-    print(f"\nreport: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
-          + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
-          + (f"; removed {removed} checkpoint(s) of completed audits (keep them with --keep-checkpoints)"
-             if removed else ""), file=where)
+    where_line = (f"report: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
+                  + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
+                  + (f"; removed {removed} checkpoint(s) of completed audits (keep them with --keep-checkpoints)"
+                     if removed else ""))
+    print("\n" + "\n".join(_fit(where_line) if where is sys.stdout else [where_line]), file=where)
     if any(entry.get("error") for entry in entries):
         return EXIT_USAGE
     if any(entry["report"]["verdict"] == "VIOLATED" for entry in entries):
@@ -424,6 +432,19 @@ def _fit(text: str) -> list[str]:
     when the output is not a terminal)."""
     width = terminal_width()
     return [text] if width is None else textwrap.wrap(text, width=max(width, 40), break_on_hyphens=False)
+
+
+def _fit_lines(lines: Sequence[str]) -> list[str]:
+    """Indented lines for the terminal, each wrapped to its width under its own indentation."""
+    width = terminal_width()
+    if width is None:
+        return list(lines)
+    fitted = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()))
+        fitted += textwrap.wrap(line, width=max(width, 40), subsequent_indent=indent + "  ",
+                                break_on_hyphens=False) or [line]
+    return fitted
 
 
 class Interrupted(Exception):

@@ -73,7 +73,7 @@ from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, q
 from .settings import AuditSettings
 from .statistics import statistic_label
 from .version import __version__
-from .witness import statistic_option_text, witness_record
+from .witness import event_text, statistic_option_text, witness_record
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
@@ -489,7 +489,7 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         mu_tightness=_ratio(mu_lb, exact_mu),
         worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
         evidence=tuple(dict(c.to_dict([p.label for p in pairs]),
-                            event=statistics[c.event.pair].describe(c.threshold)) for c in certified),
+                            event=event_text(statistics[c.event.pair], c.threshold)) for c in certified),
         accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
         statistic=statistic_info, witness=witness,
         runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=_versions()),

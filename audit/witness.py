@@ -33,7 +33,7 @@ from mechanisms.gdp import gdp_epsilon
 
 from .slots import states_mu
 
-__all__ = ["witness_record", "statistic_option_text", "pair_truth", "WITNESS_QUANTITIES"]
+__all__ = ["witness_record", "statistic_option_text", "event_text", "pair_truth", "WITNESS_QUANTITIES"]
 
 #: The headline quantities whose attaining event a report records.
 WITNESS_QUANTITIES = ("epsilon", "delta", "mu")
@@ -91,6 +91,15 @@ def statistic_option_text(option: Any) -> str:
         return f"{type(option).__name__}({fields})"
     name = getattr(option, "__qualname__", None) or type(option).__qualname__
     return f"{name}"
+
+
+def event_text(statistic: Any, threshold: float) -> str:
+    """The event {T ≥ threshold} in the statistic's own terms (its ``describe``), a callable's named
+    by :func:`statistic_option_text` rather than by its repr."""
+    function = getattr(statistic, "function", None)
+    if getattr(statistic, "kind", None) == "callable" and function is not None:
+        return f"{statistic_option_text(function)}(output) >= {threshold:.9g}"
+    return statistic.describe(threshold)
 
 
 def _short(value: Any) -> str:

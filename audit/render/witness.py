@@ -143,7 +143,8 @@ def statistic_lines(report: dict, label: str) -> list[str]:
     details = [_summarise(key, entry.get(key)) for key in ("weights", "projection", "top_atoms")]
     lines += [detail for detail in details if detail]
     choice = entry.get("auto_choice")
-    notes = {key: value for key, value in entry.items() if key not in _STRUCTURE and key != "auto_choice"}
+    notes = {key: value for key, value in entry.items()
+             if key not in _STRUCTURE and key != "auto_choice" and value not in (None, {}, [], "")}
     if choice is not None:
         lines.append(f"\"auto\" chose {choice}" + (" (on training draws, which certify nothing)"
                                                    if statistic.get("training_samples") else ""))
