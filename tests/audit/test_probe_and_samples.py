@@ -26,6 +26,7 @@ from audit.feasibility import SampleSizeWarning
 from mechanisms import ApproxDP, GaussianMechanism, LaplaceMechanism, PureDP
 
 pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.statistical
 
 
 def from_np_random(dataset, size, rng):
