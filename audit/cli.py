@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "module registers")
     run.add_argument("--jobs", type=option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
-    run.add_argument("--backend", default="loky", choices=known_backends(),
+    run.add_argument("--backend", default="loky", choices=known_backends(), metavar="NAME",
                      help="where chunks run: %(choices)s (default: %(default)s)")
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --backend dask "
                      "(default: a local cluster)")
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def synopsis(width: int = 100) -> str:
     """The synopsis of every sub-command, generated from :func:`build_parser` (docs/cli.md shows it,
-    and a test keeps the two equal): each option with its metavar or its choices, wrapped to
+    and a test keeps the two equal): each option with its metavar, else its choices, wrapped to
     ``width`` columns."""
     parser = build_parser()
     commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
@@ -167,7 +167,7 @@ def synopsis(width: int = 100) -> str:
             if action.nargs == 0:
                 words.append(f"[{flag}]")
             else:
-                value = "|".join(map(str, action.choices)) if action.choices else (action.metavar or action.dest.upper())
+                value = action.metavar or ("|".join(map(str, action.choices)) if action.choices else action.dest.upper())
                 words.append(f"[{flag} {value}]")
         indent, line = " " * (len(words[0]) + 1), words[0]
         for word in words[1:]:  # an option and its value never part
