@@ -243,10 +243,10 @@ def footnotes(entries: Sequence[dict], terminal: bool = False) -> list[str]:
     resumed times."""
     notes = []
     if any((entry.get("report") or {}).get("accuracy") for entry in entries):
-        where = "summary.md and report.html" if terminal else "its section below"
+        where = "summary.md and report.html state" if terminal else "its section below states"
         notes.append("accuracy: the mechanism's declared accuracy claims (error bound P(|error| > a) ≤ α, "
                      "noise variance, worst-case error) checked on the first pair's base dataset; for each "
-                     f"audit, {where} states the claims it checked")
+                     f"audit, {where} the claims it checked")
     unknown = [entry for entry in entries if expected_text(entry) == "violated (not refuted)"]
     for entry in entries:
         text = expected_text(entry)

@@ -167,6 +167,12 @@ def _value(value: Any) -> str:
     return format_number(value)
 
 
+def _ratio(value: Any) -> str:
+    """A ratio to three decimals, ∞ as the symbol."""
+    number = float(value)
+    return f"{number:.3f}" if number != float("inf") else "∞"
+
+
 def violation_text(violation: dict) -> str:
     """One violation (a ``Violation``/``JointViolation`` dict) in words, built from its fields so
     that a report written earlier reads the same; slots by their label, numbers to 4 digits."""
@@ -221,9 +227,9 @@ def summary_lines(report: dict) -> list[str]:
         f"  μ lower bound  {_value(report['mu_lower_bound'])}   (exact {_value(report.get('exact_mu'))})",
     ]
     if report.get("audit_tightness") is not None:
-        lines.append(f"  audit tightness ε_lb/ε_exact = {float(report['audit_tightness']):.3f}")
+        lines.append(f"  audit tightness ε_lb/ε_exact = {_ratio(report['audit_tightness'])}")
     if report.get("claim_slack") is not None:
-        lines.append(f"  claim slack     ε_exact/ε_claimed = {float(report['claim_slack']):.3f}")
+        lines.append(f"  claim slack     ε_exact/ε_claimed = {_ratio(report['claim_slack'])}")
     witness = witness_lines(report, indent="    ")
     lines += [f"  {line}" for line in witness]
     if not witness or report["worst_pair"] not in witness[0]:

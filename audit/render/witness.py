@@ -238,6 +238,11 @@ def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
                               if v.get("test") == "joint" and v.get("slot") == event.get("slot")), None)
             if violation is not None:
                 text += f", above the {format_number(violation['claimed'])} the claim allows"
+        else:
+            allowed = {"epsilon": report.get("reference_epsilon"), "delta": report.get("reference_delta"),
+                       "mu": (report.get("claim") or {}).get("mu")}.get(_slot_quantity(report, str(event["slot"])))
+            if allowed is not None:
+                text += f" (the claim allows at most {format_number(allowed)})"
         return text
     text = (f"Clopper–Pearson bounds (level {level} each) certify a test with type-I error ≤ "
             f"{format_number(event.get('alpha_hi'))} and type-II error ≤ {format_number(event.get('beta_hi'))}")
