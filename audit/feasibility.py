@@ -5,7 +5,7 @@ An audit's settings meet its mechanism in :func:`audit.run_audit`, once for ever
 checks run, each ending in a :class:`SampleSizeWarning`:
 
 - :func:`unrefutable_message`: ``samples`` so small that no outcome of the draws could refute the
-  claim.  The best any event can do is separate the two datasets perfectly, every certification
+  claim, or that its events are chosen on a handful of draws.  The best any event can do is separate the two datasets perfectly, every certification
   draw of one side in it and none of the other's; the exact joint test (:mod:`audit.joint_bounds`)
   of those counts, at the most favourable level the budget can give the claim's own quantity
   (choosing early included, :meth:`audit.selection.Budget.favouring`), bounds every bound the audit
@@ -26,12 +26,13 @@ import os
 import time
 from typing import Any, Callable, Optional
 
+from .allocation import MIN_EARLY_CHOICE, MIN_LOOKED
 from .joint_bounds import JointTest
 from .sampling import Phase, chunk_rng, chunk_size_for, draw_outputs
 from .selection import JOINT_FACTOR
 
 __all__ = ["SampleSizeWarning", "best_case_bound", "unrefutable_message", "duration_message",
-           "LONG_RUN_DRAWS", "LONG_RUN_SECONDS", "MIN_SELECTION"]
+           "LONG_RUN_DRAWS", "LONG_RUN_SECONDS", "MIN_SELECTION", "ADVISED_SELECTION"]
 
 #: Runs drawing at least this many outputs in total are timed before they start.
 LONG_RUN_DRAWS = 10**9
@@ -40,8 +41,12 @@ LONG_RUN_SECONDS = 600.0
 #: Certification draws above which the best-case check is skipped (the exact joint test is checked
 #: up to about 10⁹ counts).
 _CHECKED_UP_TO = 1 << 30
-#: Fewer selection draws per side than this choose events by chance: the audit says so.
-MIN_SELECTION = 64
+#: Fewer selection draws per side than this choose events by chance (the smallest first segment
+#: that may choose early, :data:`audit.allocation.MIN_EARLY_CHOICE`): the audit says so ...
+MIN_SELECTION = MIN_EARLY_CHOICE
+#: ... and advises a ``samples`` with at least this many (the size below which an audit has a single
+#: look, :data:`audit.allocation.MIN_LOOKED`).
+ADVISED_SELECTION = MIN_LOOKED
 #: The largest ``samples`` the search for a sufficient one tries.
 _LARGEST = 1 << 50
 
@@ -65,9 +70,10 @@ def unrefutable_message(samples: int, stage: Any, claim: Any, confidence: float,
                         plan: Callable[[int], Any]) -> Optional[str]:
     """The warning for an absurdly small ``samples``, or None: one whose best case cannot refute
     ``claim`` at all, or one that leaves fewer than :data:`MIN_SELECTION` selection draws per side
-    to choose events on (bounds are then 0 for most mechanisms).  The message gives the largest
-    bound the draws could ever certify and the smallest ``samples`` (by doubling) whose best case
-    refutes the claim with at least :data:`MIN_SELECTION` selection draws.
+    to choose events on (events chosen by chance: bounds are then 0 for most mechanisms).  The
+    message gives the largest bound the draws could ever certify and the smallest ``samples`` (by
+    doubling) whose best case refutes the claim with at least :data:`ADVISED_SELECTION` selection
+    draws per side.
 
     ``plan(samples)`` gives the main stage of an audit of ``samples``, as for this one.
     """
@@ -91,7 +97,7 @@ def unrefutable_message(samples: int, stage: Any, claim: Any, confidence: float,
         if bigger.allocation.certification > _CHECKED_UP_TO:
             advice = f"more than {needed // 2:,} samples would be needed"
             break
-        if best_case_bound(bigger)[1] > allowed and bigger.allocation.selection >= MIN_SELECTION:
+        if best_case_bound(bigger)[1] > allowed and bigger.allocation.selection >= ADVISED_SELECTION:
             advice = f"use at least {needed:,} samples"
             break
     if advice is None:

@@ -19,6 +19,8 @@ import pytest
 
 from audit import AuditSettings
 from audit.cli import build_parser, synopsis
+from audit.feasibility import LONG_RUN_DRAWS, LONG_RUN_SECONDS
+from audit.render.tables import COLUMNS, DROP_ORDER
 from audit.testing import DEFAULT_SAMPLES, DEFAULT_SEED, assert_claim
 from mechanisms import GaussianMechanism
 
@@ -72,6 +74,13 @@ def test_the_defaults_the_pages_quote_are_the_codes():
     options = _run_options()
     assert options["--jobs"].default == 1 and "`--jobs J` (−1 = all cores; default 1)" in cli
     assert "`--confidence C` (default 0.95)" in cli
+    cli_words, auditing_words = " ".join(cli.split()), " ".join(auditing.split())
+    assert LONG_RUN_DRAWS == 10**9 and LONG_RUN_SECONDS == 600
+    assert "a run of at least 10⁹ draws is timed on one chunk" in cli_words and "over ten minutes" in cli_words
+    assert "a run of at least 10⁹ draws that one timed chunk predicts to take over ten minutes" in auditing_words
+    headings = dict(COLUMNS)
+    order = ", ".join(headings[key] for key in DROP_ORDER[:-1]) + " and " + headings[DROP_ORDER[-1]]
+    assert f"the columns {order} are left out in that order" in cli_words
 
 
 @pytest.mark.statistical
