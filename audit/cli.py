@@ -18,10 +18,13 @@ a run in which some audit could not run exits 2 even if another was refuted.
 from __future__ import annotations
 
 import argparse
+import enum
 import inspect
 import math
 import os
 import sys
+import textwrap
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -31,21 +34,24 @@ import numpy as np
 
 import mechanisms
 import scenarios
+from scenarios.files import SUITES
 
 from .errors import CheckpointError
 from .parallelism import known_backends
 from .render.files import load_report, report_document, write_reports
 from .render.plots import save_figures
-from .render.tables import format_table
-from .render.text import error_control_text, figure_stem
+from .render.tables import format_table, terminal_width
+from .render.text import error_control_text, figure_stem, refuted_witnesses
 from .report import dumps
 from .settings import AuditSettings, exact_integer, option_type
 from .spec import load_spec
 from .statistics import statistic_names
-from .suite import RunSettings, checkpoint_path, run_audits
+from .run_folder import error_control, remove_checkpoints, saved_entries, saved_message, unfinished_run
+from .suite import RunSettings, checkpoint_path, close_timing, run_audits, timing_path
 from .suite import side_by_side as suite_side_by_side
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "parse_value", "exact_integer"]
+__all__ = ["main", "build_parser", "synopsis", "parameters_text", "error_control", "EXIT_OK", "EXIT_VIOLATED",
+           "EXIT_USAGE", "parse_value", "exact_integer"]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -80,38 +86,40 @@ def build_parser() -> argparse.ArgumentParser:
                               "VIOLATED; 2: bad usage or input.")
     run.add_argument("files", nargs="*", type=Path, metavar="FILE",
                      help="TOML scenario files (default: the bundled suite, see --suite)")
-    run.add_argument("--suite", choices=("default", "thirdparty", "literature", "dpsgd", "torch"), default="default",
+    run.add_argument("--suite", choices=SUITES, default="default",
                      help="bundled suite run when no FILE is given (default: %(default)s)")
-    run.add_argument("--samples", type=option_type("samples"), help="samples per pair and side (all phases) "
+    run.add_argument("--samples", type=option_type("samples"), metavar="N", help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
-    run.add_argument("--confidence", type=option_type("confidence"), help="with several files: the probability "
+    run.add_argument("--confidence", type=option_type("confidence"), metavar="C", help="with several files: the probability "
                      "that no correct claim of the run is reported VIOLATED (default 0.95, shared by "
-                     "Bonferroni, see --error-control); with one file: that audit's confidence "
-                     "(overrides the file's)")
+                     "Bonferroni, see --error-control); with one file: that audit's confidence.  It can "
+                     "make a file's own [audit] confidence stricter, never weaker")
     run.add_argument("--error-control", choices=("bonferroni", "none"), default="bonferroni",
                      help="bonferroni (default): every audit of a several-file run gets confidence "
-                          "1 - (1 - C)/m, so a correct suite exits 1 with probability <= 1 - C; "
-                          "none: each file's own confidence (the run's false-alarm bound is then "
-                          "the sum of the audits', as the report says)")
-    run.add_argument("--seed", type=option_type("seed"), help="seed of every audit (overrides the files')")
+                          "1 - (1 - C)/m, or its file's own where that is stricter, so a correct suite "
+                          "exits 1 with probability <= 1 - C; none: each file's own confidence (the "
+                          "run's false-alarm bound is then the sum of the audits', as the report says)")
+    run.add_argument("--seed", type=option_type("seed"), metavar="S", help="seed of every audit (overrides the files')")
     run.add_argument("--statistic", metavar="NAME",
                      help="test statistic of every audit (overrides the files' [audit] statistic; "
                           f"default auto): {', '.join(statistic_names())}, or one a scenario file's "
                           "module registers")
-    run.add_argument("--jobs", type=option_type("n_jobs"), default=1, help="parallel workers, -1 = all cores "
+    run.add_argument("--jobs", type=option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
-    run.add_argument("--backend", default="loky", choices=known_backends(),
+    run.add_argument("--backend", default="loky", choices=known_backends(), metavar="NAME",
                      help="where chunks run: %(choices)s (default: %(default)s)")
-    run.add_argument("--scheduler", help="Dask scheduler address for --backend dask "
+    run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --backend dask "
                      "(default: a local cluster)")
-    run.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
+    run.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), metavar="DIR",
                      help="output directory (default: %(default)s/)")
     run.add_argument("--format", choices=("table", "json"), default="table",
                      help="what to print on stdout (default: %(default)s)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.add_argument("--no-plots", action="store_true", help="do not draw figures")
-    run.add_argument("--resume", action="store_true", help="continue an interrupted run from the "
-                     "checkpoints in OUT/checkpoints/ (without it they are deleted first)")
+    run.add_argument("--resume", action="store_true", help="continue an interrupted run: finished audits "
+                     "are taken from OUT/report.json, the others continue from OUT/checkpoints/")
+    run.add_argument("--overwrite", action="store_true", help="discard an unfinished run in OUT and start "
+                     "again (without --resume or --overwrite, a run refuses to start over unfinished work)")
     run.add_argument("--keep-checkpoints", action="store_true", help="keep OUT/checkpoints/ after "
                      "a finished run (by default the checkpoints of completed audits are removed)")
     run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
@@ -131,10 +139,47 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="redraw the figures of a saved report.json")
     plot.add_argument("report", type=Path, metavar="REPORT.json")
-    plot.add_argument("--out", type=Path, help="output directory: figures go to OUT/figures/, as with "
+    plot.add_argument("--out", type=Path, metavar="DIR", help="output directory: figures go to OUT/figures/, as with "
                       "`dpaudit run --out OUT` (default: the report's own directory)")
     plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
+
+
+def synopsis(width: int = 100) -> str:
+    """The synopsis of every sub-command, generated from :func:`build_parser` (docs/cli.md shows it,
+    and a test keeps the two equal): each option with its metavar, else its choices, wrapped to
+    ``width`` columns."""
+    parser = build_parser()
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    lines = []
+    for name, sub in commands.choices.items():
+        words = [f"dpaudit {name}"]
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if not action.option_strings:
+                if action.nargs == argparse.REMAINDER:
+                    words.append(f"{action.metavar} ...")
+                elif action.nargs in ("*", "+"):
+                    words.append(f"[{action.metavar} ...]")
+                else:
+                    words.append(action.metavar or action.dest.upper())
+                continue
+            flag = action.option_strings[-1]
+            if action.nargs == 0:
+                words.append(f"[{flag}]")
+            else:
+                value = action.metavar or ("|".join(map(str, action.choices)) if action.choices else action.dest.upper())
+                words.append(f"[{flag} {value}]")
+        indent, line = " " * (len(words[0]) + 1), words[0]
+        for word in words[1:]:  # an option and its value never part
+            if len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = indent + word
+            else:
+                line += " " + word
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -199,20 +244,15 @@ def _load_specs(files: Sequence[Path]) -> list:
     return specs
 
 
-def error_control(specs, confidence: Optional[float], method: str) -> dict:
-    """The run-wide false-alarm control of ``dpaudit run`` (recorded in the report's settings).
-
-    Bonferroni: with m > 1 audits at confidence 1 − γ/m each, the probability that any correct
-    claim is reported VIOLATED is at most m·γ/m = γ (union bound), whatever the audits' dependence.
-    """
-    m = len(specs)
-    if method == "bonferroni" and m > 1:
-        run = 0.95 if confidence is None else confidence
-        return {"method": "bonferroni", "audits": m, "run_confidence": run,
-                "per_audit_confidence": 1.0 - (1.0 - run) / m}
-    levels = [confidence or spec.confidence for spec in specs]
-    return {"method": "none" if m > 1 else "single audit", "audits": m,
-            "run_false_alarm_bound": min(1.0, sum(1.0 - c for c in levels))}
+def _check_output_folder(out: Path, specs: Sequence[Any], resume: bool, overwrite: bool) -> None:
+    """Refuse to start over an unfinished run unless told to resume it or to overwrite it."""
+    if resume and overwrite:
+        raise UsageError("dpaudit run: --resume and --overwrite exclude each other (continue the unfinished "
+                         "run, or discard it)")
+    unfinished = unfinished_run(out, specs)
+    if unfinished is not None and not (resume or overwrite):
+        raise UsageError(f"dpaudit run: {out} holds an unfinished run ({unfinished}); rerun with --resume to "
+                         "continue it, or with --overwrite to discard it and start again")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -224,70 +264,116 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"dpaudit run: --out {str(args.out)!r} exists and is not a directory")
     specs = _load_specs(files)
+    out = args.out
+    _check_output_folder(out, specs, args.resume, args.overwrite)
     control = error_control(specs, args.confidence, args.error_control)
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
                 "jobs": args.jobs, "error_control": control,
                 "backend": args.backend, "resume": args.resume}
-    out = args.out
-    overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
-                 "confidence": control.get("per_audit_confidence", args.confidence)}
+    overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic}
     overrides = {name: value for name, value in overrides.items() if value is not None}
     AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
-    options = RunSettings(out=out, overrides=overrides, n_jobs=args.jobs, backend=args.backend,
+    options = RunSettings(out=out, overrides=overrides,
+                          confidences={level["name"]: level["audit"] for level in control["levels"]},
+                          n_jobs=args.jobs, backend=args.backend,
                           backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
                           plots=not args.no_plots, progress=not args.no_progress,
                           debug=getattr(args, "debug", False))
+    levels = {level["name"]: level for level in control["levels"]}
+    saved, changed = saved_entries(out, specs, options) if args.resume else ({}, [])
     for spec in specs:
-        checkpoint = checkpoint_path(out, spec)
-        if not args.resume and checkpoint.exists():
-            checkpoint.unlink()  # a fresh run never mixes in an older one
-        elif args.resume and checkpoint.exists():
+        checkpoint, timing = checkpoint_path(out, spec), timing_path(out, spec)
+        if spec.name in changed:
+            print(f"dpaudit: {spec.name}: finished before the interruption, but its file, settings or code "
+                  "changed since; audited again", file=sys.stderr)
+        if not args.resume or spec.name in saved or spec.name in changed:
+            for path in (checkpoint, timing):  # a fresh audit never mixes in an older one
+                if path.exists():
+                    path.unlink()
+        elif checkpoint.exists():
             print(f"dpaudit: {spec.name}: resuming from {checkpoint}", file=sys.stderr)
+        if spec.name in saved:
+            print(f"dpaudit: {spec.name}: finished before the interruption; taken from {out / 'report.json'}",
+                  file=sys.stderr)
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
     entries: list[dict] = []
     entries_without_plots = 0  # matplotlib missing: say so once
-    side_by_side = suite_side_by_side(specs, options)
+    to_run = [spec for spec in specs if spec.name not in saved]
+    side_by_side = suite_side_by_side(to_run, options)
     if side_by_side and options.progress:
-        print(f"dpaudit: running {len(specs)} audits, up to {args.jobs if args.jobs > 0 else 'all-core'} "
+        print(f"dpaudit: running {len(to_run)} audits, up to {args.jobs if args.jobs > 0 else 'all-core'} "
               "at once (one worker each)", file=sys.stderr)
     try:
-        audits = run_audits(specs, options)
+        audits = run_audits(to_run, options)
         for index, spec in enumerate(specs, 1):
+            if spec.name in saved:
+                entries.append(saved[spec.name])
+                write_reports(out, entries, settings, finished=False)
+                continue
             if options.progress and not side_by_side:
                 print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
             entry = next(audits)
+            entry["confidence_levels"] = levels[spec.name]
             _report_entry(entry, index, len(specs), options, side_by_side)
             reason = entry.pop("_plots_unavailable", None)
             if reason is not None and not entries_without_plots:
                 print(f"dpaudit: warning: {reason}; figures skipped", file=sys.stderr)
             entries_without_plots += reason is not None
             entries.append(entry)
-            write_reports(out, entries, settings)
+            write_reports(out, entries, settings, finished=False)
     except CheckpointError as exc:
         raise UsageError(f"{exc} (or run without --resume)") from exc
     except KeyboardInterrupt:
-        write_reports(out, entries, settings)
-        raise Interrupted(_saved_message(out, specs, entries)) from None
+        now = time.time()
+        for spec in specs[len(entries):]:
+            close_timing(out, spec, now)
+        write_reports(out, entries, settings, finished=False)
+        raise Interrupted(saved_message(out, specs, entries)) from None
     written = write_reports(out, entries, settings)
-    removed = 0 if args.keep_checkpoints else _remove_checkpoints(out, specs, entries)
+    removed = 0 if args.keep_checkpoints else remove_checkpoints(out, specs, entries)
+    accuracy = any((entry.get("report") or {}).get("accuracy") for entry in entries)
     if args.format == "json":
         print(dumps(report_document(entries, settings)))
         where = sys.stderr
     else:
         print(format_table(entries))
-        print("\n" + error_control_text(control))
+        witnesses = refuted_witnesses(entries)
+        if witnesses:
+            print("\n" + "\n".join(line for text in witnesses for line in _fit_lines(text.splitlines())))
+        print("\n" + "\n".join(_fit(error_control_text(control, accuracy=accuracy))))
         where = sys.stdout
-    print(f"\nreport: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
-          + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
-          + (f"; removed {removed} checkpoint(s) of completed audits (keep them with --keep-checkpoints)"
-             if removed else ""), file=where)
+    where_line = (f"report: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
+                  + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
+                  + (f"; removed {removed} checkpoint(s) of completed audits (keep them with --keep-checkpoints)"
+                     if removed else ""))
+    print("\n" + "\n".join(_fit(where_line) if where is sys.stdout else [where_line]), file=where)
     if any(entry.get("error") for entry in entries):
         return EXIT_USAGE
     if any(entry["report"]["verdict"] == "VIOLATED" for entry in entries):
         return EXIT_VIOLATED
     return EXIT_OK
+
+
+def _fit(text: str) -> list[str]:
+    """A paragraph for the terminal, wrapped to :func:`audit.render.tables.terminal_width` (as is
+    when the output is not a terminal)."""
+    width = terminal_width()
+    return [text] if width is None else textwrap.wrap(text, width=max(width, 40), break_on_hyphens=False)
+
+
+def _fit_lines(lines: Sequence[str]) -> list[str]:
+    """Indented lines for the terminal, each wrapped to its width under its own indentation."""
+    width = terminal_width()
+    if width is None:
+        return list(lines)
+    fitted = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()))
+        fitted += textwrap.wrap(line, width=max(width, 40), subsequent_indent=indent + "  ",
+                                break_on_hyphens=False) or [line]
+    return fitted
 
 
 class Interrupted(Exception):
@@ -307,42 +393,14 @@ def _report_entry(entry: dict, index: int, count: int, options: Any, side_by_sid
               + (f" ({float(wall):.1f}s)" if wall is not None else ""), file=sys.stderr)
 
 
-def _saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:
-    """One line: which audits are finished in the report, which have progress in a checkpoint."""
-    pending = [spec for spec in specs[len(entries):] if checkpoint_path(out, spec).exists()]
-    finished = f"{len(entries)} of {len(specs)} audits finished and saved in {out / 'report.json'}"
-    partial = (f"; partial progress of {', '.join(repr(s.name) for s in pending)} saved in "
-               f"{out / 'checkpoints'}" if pending else "; no partial progress saved")
-    return f"dpaudit: interrupted: {finished}{partial}; rerun the same command with --resume to continue"
-
-
-def _remove_checkpoints(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> int:
-    """Delete the checkpoints of the completed audits (and the folder if it is left empty)."""
-    removed = 0
-    for spec, entry in zip(specs, entries):
-        path = checkpoint_path(out, spec)
-        if entry.get("report") is not None and path.exists():
-            path.unlink()
-            removed += 1
-    folder = out / "checkpoints"
-    if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-    return removed
-
-
 # -- dpaudit list -------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
     print("Reference mechanisms (scenario files: [mechanism] name = ...; `dpaudit theory NAME --param value`):")
     for name, cls in mechanisms.REFERENCE_MECHANISMS.items():
-        try:
-            signature = inspect.signature(cls.__init__)
-            params = ", ".join(str(p) for p in list(signature.parameters.values())[1:])
-        except (TypeError, ValueError):
-            params = "..."
         doc = (inspect.getdoc(cls) or "").splitlines()
         print(f"  {name:<28} {doc[0] if doc else ''}")
-        print(f"  {'':<28} ({params})")
-    for suite in ("default", "thirdparty", "literature", "dpsgd", "torch"):
+        print(f"  {'':<28} keys: {parameters_text(cls)}")
+    for suite in SUITES:
         files = scenarios.bundled_suite(suite)
         print(f"\nBundled scenario files, suite {suite!r} ({len(files)}; `dpaudit run --suite {suite}`):")
         for path in files:
@@ -358,6 +416,42 @@ def _list(args: argparse.Namespace) -> int:
             print(f"  {spec.name:<44} {str(spec.claim):<32} expected {expected:<9} "
                   f"{spec.samples:>9,} samples")
     return EXIT_OK
+
+
+def parameters_text(cls: type) -> str:
+    """A reference mechanism's constructor parameters as a scenario file's ``[mechanism]`` keys:
+    ``epsilon, d = 1, calibration = "analytic", sigma (optional)`` (required keys bare, defaults in
+    TOML's notation, None as "optional")."""
+    try:
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return "see the class's docstring"
+    texts = []
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        default = parameter.default
+        if parameter.name in ("mechanism", "inner"):  # the wrapped mechanism: scenarios.files' sub-table
+            texts.append("[mechanism.inner] (the wrapped mechanism's table)")
+        elif default is parameter.empty:
+            texts.append(parameter.name)
+        elif default is None:
+            texts.append(f"{parameter.name} (optional)")
+        else:
+            texts.append(f"{parameter.name} = {_toml_value(default)}")
+    return ", ".join(texts) or "none"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 # -- dpaudit theory -----------------------------------------------------------------------------

@@ -43,6 +43,7 @@ import json
 import math
 import platform
 import time
+import warnings
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
@@ -59,7 +60,9 @@ from mechanisms.parameters import FrozenParameters
 from .accuracy import run_accuracy_audit
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
 from .checkpoint import load_state
+from .errors import ReproducibilityWarning
 from .executor import make_executor
+from .feasibility import SampleSizeWarning, duration_message, unrefutable_message
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
 from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
 from .search import is_search, resolve_search
@@ -70,6 +73,7 @@ from .stages import (BINS, ENGINE_VERSION, PROBE_DRAWS, hopeless, plan_stages, q
 from .settings import AuditSettings
 from .statistics import statistic_label
 from .version import __version__
+from .witness import event_text, statistic_option_text, witness_record
 
 __all__ = ["run_audit", "ENGINE_VERSION"]
 
@@ -152,6 +156,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     quick, main = plan_stages(samples, output_dim, statistic, claim, len(pairs), 1.0 - confidence,
                               settings.early_stopping)
     _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
+    _warn_sample_size(mechanism, name, datasets[0][0], output_dim, settings, claim, len(pairs), main, entropy)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
     fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
@@ -180,7 +185,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
                 mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
                 seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **accuracy_options)
 
-    statistic_info = {"option": statistic_label(statistic), "training_samples": outcome.stage.allocation.training,
+    statistic_info = {"option": statistic_label(statistic), "option_text": statistic_option_text(statistic),
+                      "training_samples": outcome.stage.allocation.training,
                       "pairs": [dict(s.to_dict(), **notes) for s, notes in zip(outcome.statistics, outcome.notes)]}
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
@@ -240,6 +246,20 @@ def _check_enough_samples(samples, certification, budget, claim, confidence):
                          f"{math.ceil(samples * needed / max(certification, 1))}")
 
 
+def _warn_sample_size(mechanism, name, dataset, output_dim, settings, claim, pairs, main, entropy) -> None:
+    """:class:`audit.feasibility.SampleSizeWarning` for a ``samples`` that cannot refute the claim
+    whatever is drawn, or whose draws will take long (:mod:`audit.feasibility`)."""
+    def plan(size):
+        return plan_stages(size, output_dim, settings.statistic, claim, pairs, 1.0 - settings.confidence,
+                           settings.early_stopping)[1]
+
+    for message in (unrefutable_message(settings.samples, main, claim, settings.confidence, plan),
+                    duration_message(mechanism, name, dataset, output_dim, settings.samples, pairs,
+                                     settings.n_jobs, entropy)):
+        if message:
+            warnings.warn(SampleSizeWarning(message), stacklevel=3)
+
+
 def _distinct_pairs(pairs):
     """Merge each pair with its exact reverse (and duplicates): both directions are audited anyway."""
     kept, covers = [], []
@@ -283,17 +303,38 @@ def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, out
 
 
 def _probe(mechanism, name, datasets, labels, entropy) -> int:
-    """Draw two outputs per dataset to learn k and fail fast on protocol violations."""
-    output_dim = None
+    """Draw two outputs per dataset to learn k and fail fast on protocol violations; then draw the
+    first dataset's again from an equal generator and warn if they differ (:func:`_check_seeded`)."""
+    output_dim, first = None, None
     for pair, (base, neighbour) in enumerate(datasets):
         for side, data in enumerate((base, neighbour)):
             where = f"pair {labels[pair]!r}, {'base' if side == 0 else 'neighbour'} dataset, probe"
             out = draw_outputs(mechanism, data, PROBE_DRAWS, chunk_rng(entropy, pair, side, Phase.PROBE, 0),
                                where, name, output_dim)
             output_dim = out.shape[1]
+            first = out if first is None else first
     if output_dim < 1:
         raise ValueError(f"mechanism {name!r} returned outputs with 0 columns")
+    _check_seeded(mechanism, name, datasets[0][0], labels[0], entropy, first)
     return output_dim
+
+
+def _check_seeded(mechanism, name, dataset, label, entropy, first) -> None:
+    """Warn (:class:`audit.errors.ReproducibilityWarning`) when two calls with equal generators give
+    different outputs: the mechanism draws from somewhere other than its ``rng`` (``np.random``,
+    ``random``, a generator of its own), so the same seed will not give the same report.  A
+    mechanism that declares ``deterministic = False`` (it cannot be seeded, e.g. OpenDP's
+    generator) has said so already."""
+    if getattr(mechanism, "deterministic", True) is False:
+        return
+    again = draw_outputs(mechanism, dataset, PROBE_DRAWS, chunk_rng(entropy, 0, 0, Phase.PROBE, 0),
+                         f"pair {label!r}, base dataset, probe", name, first.shape[1])
+    if not np.array_equal(first, again):
+        warnings.warn(ReproducibilityWarning(
+            f"mechanism {name!r} gave different outputs for two generators `rng` seeded alike: it draws "
+            "randomness from somewhere other than the `rng` it is given (np.random, random, a generator "
+            "of its own), so the same seed will not give the same report; draw every random number "
+            "from `rng`"), stacklevel=3)
 
 
 def _declares_accuracy(mechanism) -> bool:
@@ -412,6 +453,8 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
 
     violated = below_curve(alpha_hi, beta_hi, claim.tradeoff) & ~joint
     claimed_beta = claim.tradeoff(alpha_hi)
+    witness = witness_record({"epsilon": eps_ref, "delta": delta_ref, "mu": mus}, [c.refutes for c in certified],
+                             violated, np.where(violated, beta_hi - claimed_beta, np.inf), claim)
     tested = tuple(JointViolation(pairs[c.event.pair].label, c.event.slot, c.bound,
                                   c.event.slot.allowed_by(claim), c.count_a, c.count_b, c.n)
                    for c in certified if c.refutes)
@@ -446,9 +489,9 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         mu_tightness=_ratio(mu_lb, exact_mu),
         worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
         evidence=tuple(dict(c.to_dict([p.label for p in pairs]),
-                            event=statistics[c.event.pair].describe(c.threshold)) for c in certified),
+                            event=event_text(statistics[c.event.pair], c.threshold)) for c in certified),
         accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
-        statistic=statistic_info,
+        statistic=statistic_info, witness=witness,
         runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=_versions()),
     )
 

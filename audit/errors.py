@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MechanismError", "CheckpointError"]
+__all__ = ["MechanismError", "CheckpointError", "ReproducibilityWarning"]
 
 
 class MechanismError(RuntimeError):
@@ -15,3 +15,8 @@ class MechanismError(RuntimeError):
 
 class CheckpointError(ValueError):
     """A checkpoint file is unreadable or belongs to a different audit."""
+
+
+class ReproducibilityWarning(UserWarning):
+    """The mechanism gave different outputs for two generators seeded alike: it draws from
+    somewhere other than its ``rng``, so the same seed will not give the same report."""

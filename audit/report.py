@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Optional, Union
 
-from .slots import Slot
+from .slots import TRADEOFF, Slot
 from .render import text
 from .render.html import audit_section
 from .render.plots import PlotsUnavailable, figure_png
@@ -110,8 +110,9 @@ class Violation:
 
     @property
     def message(self) -> str:
-        return (f"pair {self.pair!r} ({self.slot.key}): a test with type-I error ≤ {self.alpha_hi:.4g} and "
-                f"type-II error ≤ {self.beta_hi:.4g}, but the claim requires type-II error ≥ "
+        chosen = "a point of the trade-off band" if self.slot == TRADEOFF else f"chosen for {self.slot.label}"
+        return (f"pair {self.pair!r}: a test with type-I error ≤ {self.alpha_hi:.4g} and type-II error ≤ "
+                f"{self.beta_hi:.4g} ({chosen}), but the claim requires type-II error ≥ "
                 f"{self.claimed_beta:.4g} at that type-I error")
 
     def to_dict(self) -> dict:
@@ -228,6 +229,9 @@ class AuditReport:
     runtime: dict = field(compare=False)
     #: Outputs drawn from the mechanism per side (see :func:`draw_counts`); empty if unknown.
     draws: dict = field(default_factory=dict)
+    #: Which event of ``evidence`` attains each headline bound and which one refutes the claim
+    #: (:func:`audit.witness.witness_record`); empty in reports written before it was recorded.
+    witness: dict = field(default_factory=dict)
 
     def to_dict(self, include_runtime: bool = True) -> dict:
         data = {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}

@@ -97,7 +97,8 @@ def draw_outputs(mechanism: Any, dataset: Any, size: int, rng: np.random.Generat
         raise MechanismError(f"mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from exc
     if not isinstance(out, np.ndarray):
         raise MechanismError(
-            f"mechanism {name!r} must return a numpy array, got {type(out).__name__} ({where})")
+            f"mechanism {name!r} must return a numpy array, got {type(out).__name__} ({where}); "
+            f"{_encoding_hint(out)}")
     out = _as_float64(out, name, where)
     if out.ndim == 1:
         out = out.reshape(-1, 1)
@@ -128,7 +129,24 @@ def _as_float64(out: np.ndarray, name: str, where: str) -> np.ndarray:
         return out.astype(np.float64)
     raise MechanismError(
         f"mechanism {name!r} returned dtype {out.dtype}, expected real numbers (float, integer or "
-        f"bool) ({where})")
+        f"bool) ({where}); {_encoding_hint(out)}")
+
+
+def _encoding_hint(out: Any) -> str:
+    """How to encode outputs that are not a real array of shape (size, k), by what was returned."""
+    if isinstance(out, dict):
+        return ("encode a record as columns: one row per draw and one column per key, e.g. "
+                "np.column_stack([out[key] for key in sorted(out)])")
+    if isinstance(out, (tuple, list)):
+        return ("stack several outputs into columns, e.g. np.column_stack(parts) for (size, k), with "
+                "categories encoded as integers")
+    if isinstance(out, (str, bytes)) or (isinstance(out, np.ndarray) and out.dtype.kind in "USO"):
+        return ("encode categories (strings, labels) as integers, e.g. each output's index in a fixed, sorted "
+                "array of the possible labels: np.searchsorted(labels, out); the categorical statistic "
+                "ranks them")
+    if isinstance(out, np.ndarray) and out.dtype.kind == "c":
+        return "return the real and imaginary parts as two columns: np.column_stack([out.real, out.imag])"
+    return "return np.asarray(...) of float, integer or bool values, shape (size, k) or (size,)"
 
 
 @dataclass(frozen=True)

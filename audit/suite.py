@@ -12,25 +12,36 @@ in file order, so report.json, summary.md and report.html read the same either w
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
+import sys
+import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from .settings import AuditSettings
-
 from joblib import Parallel, delayed
 
+from mechanisms.base import mechanism_name
+
+from .checkpoint import write_atomic
 from .engine import run_audit
-from .errors import CheckpointError, MechanismError
+from .errors import CheckpointError, MechanismError, ReproducibilityWarning
 from .executor import quiet_abandoned_tasks
+from .feasibility import SampleSizeWarning
 from .render.files import error_entry, make_entry
 from .render.plots import PlotsUnavailable, save_figures
 from .render.text import figure_stem
+from .report import jsonable
+from .settings import AuditSettings
+from .version import __version__
+from .witness import pair_truth
 
-__all__ = ["RunSettings", "audit_entry", "run_audits", "checkpoint_path", "side_by_side",
-           "SUITE_PARALLEL_BACKENDS"]
+__all__ = ["RunSettings", "audit_entry", "run_audits", "checkpoint_path", "timing_path", "side_by_side",
+           "audit_key", "close_timing", "SUITE_PARALLEL_BACKENDS"]
 
 #: Backends on which the audits of a run may run side by side (Dask spreads each audit's chunks).
 SUITE_PARALLEL_BACKENDS = ("loky", "multiprocessing", "threading")
@@ -47,6 +58,8 @@ class RunSettings:
 
     out: Path
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    #: Each audit's confidence (by name), where the run's error control sets it (``dpaudit run``).
+    confidences: Mapping[str, float] = field(default_factory=dict)
     n_jobs: int = 1
     backend: str = "loky"
     backend_options: Mapping[str, Any] = field(default_factory=dict)
@@ -58,7 +71,7 @@ class RunSettings:
                        progress: Optional[bool] = None) -> AuditSettings:
         """The settings of ``spec``'s audit in this run: the file's, the overrides, this machine's."""
         return spec.settings.replace(
-            **self.overrides, n_jobs=self.n_jobs if n_jobs is None else n_jobs, backend=self.backend,
+            **self.overrides, confidence=self.confidences.get(spec.name), n_jobs=self.n_jobs if n_jobs is None else n_jobs, backend=self.backend,
             backend_options=dict(self.backend_options), checkpoint=checkpoint_path(self.out, spec),
             progress=self.progress if progress is None else progress)
 
@@ -68,17 +81,109 @@ def checkpoint_path(out: Path, spec: Any) -> Path:
     return Path(out) / "checkpoints" / f"{figure_stem(spec.name)}.npz"
 
 
+def timing_path(out: Path, spec: Any) -> Path:
+    """Where ``dpaudit run`` keeps the time an unfinished audit of ``spec`` has taken so far:
+    ``OUT/checkpoints/<name>.time.json`` (removed with the checkpoint)."""
+    return Path(out) / "checkpoints" / f"{figure_stem(spec.name)}.time.json"
+
+
+def _earlier_time(out: Path, spec: Any) -> float:
+    """Seconds the audit of ``spec`` ran before this run (0 without a timing file): the time its
+    earlier runs recorded when interrupted (:func:`close_timing`), or, for a run stopped without a
+    chance to record it (killed), the time up to its checkpoint's last save."""
+    path = timing_path(out, spec)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        earlier = float(record.get("earlier_s", 0.0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0.0
+    started = record.get("started_at")
+    checkpoint = checkpoint_path(out, spec)
+    if started is not None and checkpoint.exists():
+        earlier += max(0.0, checkpoint.stat().st_mtime - float(started))
+    return earlier
+
+
+def _start_timing(out: Path, spec: Any) -> float:
+    earlier = _earlier_time(out, spec)
+    write_atomic(timing_path(out, spec), json.dumps({"earlier_s": earlier, "started_at": time.time()}).encode())
+    return earlier
+
+
+def close_timing(out: Path, spec: Any, now: Optional[float] = None) -> None:
+    """Record, at an interruption, the time the unfinished audit of ``spec`` has taken in total."""
+    path = timing_path(out, spec)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if record.get("started_at") is None:
+        return
+    now = time.time() if now is None else now
+    record = {"earlier_s": float(record.get("earlier_s", 0.0)) + max(0.0, now - float(record["started_at"])),
+              "started_at": None}
+    write_atomic(path, json.dumps(record).encode())
+
+
+def _code_digest(mechanism: Any) -> str:
+    """A digest of the source file defining the mechanism (its function, or its object's class), so
+    that an audit whose code changed is not taken from a saved report; "unknown" when unreadable."""
+    target = mechanism if inspect.isfunction(mechanism) or inspect.isclass(mechanism) else type(mechanism)
+    try:
+        source = inspect.getsourcefile(target)
+        return hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else "unknown"
+    except (TypeError, OSError):
+        return "unknown"
+
+
+def audit_key(spec: Any, settings: AuditSettings) -> str:
+    """What identifies an audit's result: its file (path and content), the settings that decide its
+    report, its claim, its mechanism's name and source file, and dpaudit's version.  ``dpaudit run
+    --resume`` takes an audit from the saved report only when its key is unchanged."""
+    try:
+        content = hashlib.sha256(Path(spec.path).read_bytes()).hexdigest()
+    except OSError:
+        content = "unreadable"
+    decided = {name: value for name, value in settings.to_dict().items()
+               if name in ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy")}
+    parts = {"path": str(spec.path), "file": content, "settings": decided, "version": __version__,
+             "claim": None if spec.claim is None else spec.claim.to_dict(),
+             "mechanism": mechanism_name(spec.mechanism), "code": _code_digest(spec.mechanism)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+#: Warnings of an audit that ``dpaudit run`` shows at once and keeps in the report's entry.
+_REPORTED_WARNINGS = (ReproducibilityWarning, SampleSizeWarning)
+
+
 def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = None,
                 progress: Optional[bool] = None) -> dict:
     """Audit ``spec`` and return its report.json entry, with its figures drawn.
 
     An audit that cannot run (bad input, a mechanism that raises) gives an error entry instead;
     the traceback goes in the private key ``"_traceback"`` when ``settings.debug``.  A checkpoint
-    of another audit (:class:`audit.errors.CheckpointError`) propagates.
+    of another audit (:class:`audit.errors.CheckpointError`) propagates.  The audit's warnings about
+    its mechanism or its sample size are printed when raised and kept in the entry; its runtime
+    records the time of earlier, interrupted runs (``earlier_runs_s``).
     """
+    audit_settings = settings.audit_settings(spec, n_jobs=n_jobs, progress=progress)
+    earlier = _start_timing(settings.out, spec)
+    caught: list[str] = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        caught.append(text)
+        print(f"dpaudit: {spec.name}: warning: {text}", file=sys.stderr, flush=True)
+
     try:
-        report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim,
-                           settings=settings.audit_settings(spec, n_jobs=n_jobs, progress=progress))
+        with warnings.catch_warnings():
+            for category in _REPORTED_WARNINGS:
+                warnings.simplefilter("always", category)
+            default_show, warnings.showwarning = warnings.showwarning, show
+            try:
+                report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, settings=audit_settings)
+            finally:
+                warnings.showwarning = default_show
     except CheckpointError:
         raise
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
@@ -88,6 +193,12 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
             entry["_traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return entry
     entry = make_entry(spec, report)
+    entry["warnings"] = list(entry.get("warnings") or []) + caught
+    entry["audit_key"] = audit_key(spec, audit_settings)
+    if earlier:  # the time of earlier, interrupted runs of this audit: runtime, like the wall time
+        entry["report"]["runtime"]["earlier_runs_s"] = earlier
+    if spec.expected == "violated" and report.verdict.value != "VIOLATED":
+        entry["pair_truth"] = _pair_truth(spec, report)
     if settings.plots:
         try:
             paths = save_figures(entry, Path(settings.out) / "figures", spec.name)
@@ -96,6 +207,20 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
         else:
             entry["figures"] = {kind: path.relative_to(settings.out).as_posix() for kind, path in paths.items()}
     return entry
+
+
+def _pair_truth(spec: Any, report: Any) -> Optional[dict]:
+    """The mechanism's exact ε on the audited pairs (:func:`audit.witness.pair_truth`), for the note
+    on a false claim that was not refuted; the pairs as the report lists them (a search's included)."""
+    labels = [pair.label for pair in report.pairs]
+    known = {pair.label: (pair.base, pair.neighbor) for pair in getattr(spec.scenario, "pairs", ())}
+    for pair in report.scenario.get("pairs") or []:
+        if pair.get("label") not in known and "base" in pair and "neighbor" in pair:
+            known[pair["label"]] = (pair["base"], pair["neighbor"])
+    if any(label not in known for label in labels):
+        return None
+    truth = pair_truth(spec.mechanism, [known[label] for label in labels], labels, report.claim)
+    return None if truth is None else jsonable(truth)
 
 
 def side_by_side(specs: Sequence[Any], settings: RunSettings) -> bool:

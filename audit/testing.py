@@ -44,6 +44,7 @@ from mechanisms.claims import as_relation
 
 from .engine import run_audit
 from .render.text import claim_label, claim_scope
+from .render.witness import witness_lines
 from .report import Verdict
 from .settings import AuditSettings, option_type
 
@@ -104,6 +105,7 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     AssertionError
         When a certified bound contradicts the claim (or, with ``accuracy=True``, an accuracy claim).
     """
+    __tracebackhide__ = True  # a failing test's traceback ends at its own call, not in the plugin
     report = _run(mechanism, scenario, claim=claim, samples=samples, seed=seed, confidence=confidence,
                   accuracy=accuracy, n_jobs=n_jobs, **audit_options)
     failed_accuracy = accuracy and report.accuracy is not None and report.accuracy.verdict is Verdict.VIOLATED
@@ -128,7 +130,8 @@ def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Op
 
 
 def failure_message(report: Any, *, accuracy: bool = False) -> str:
-    """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair."""
+    """What a failed :func:`assert_claim` says: the claim, the contradicting bounds, the pair, and the
+    witness (the pair as data, the statistic, the event with its counts)."""
     claim = report.claim
     claimed = f"{claim_label(claim.to_dict())} {claim_scope(claim.to_dict(), report.scenario)}"
     level = f"jointly with probability ≥ {report.confidence:g}"
@@ -145,6 +148,7 @@ def failure_message(report: Any, *, accuracy: bool = False) -> str:
             f"  worst pair: {report.worst_pair!r}",
         ]
         lines += [f"  {violation.message}" for violation in report.violations[:3]]
+        lines += [f"  {line}" for line in witness_lines(report.to_dict(), indent="  ")]
         if report.exact_epsilon is not None:
             lines.append(f"  exact ε at δ = {report.reference_delta:g}: {report.exact_epsilon:.4g}")
     if accuracy:
@@ -178,6 +182,7 @@ class DPAudit:
         return merged
 
     def __call__(self, mechanism: Any, scenario: Any = None, **options: Any):
+        __tracebackhide__ = True
         return assert_claim(mechanism, scenario, **self._options(options))
 
     def run(self, mechanism: Any, scenario: Any = None, **options: Any):

@@ -166,6 +166,13 @@ class GaussianMechanism(FrozenParameters, GaussianShapedMechanism):
         self._relation(relation)
         return math.sqrt(self.d) / self.sigma
 
+    def pair_mu(self, base: Any, neighbour: Any) -> float:
+        """Exact μ of one pair of datasets: the outputs are N(f(D), σ²I) and N(f(D′), σ²I), whose
+        trade-off curve is G_μ with μ = ‖f(D) − f(D′)‖₂/σ (Dong, Roth & Su 2022, "Gaussian
+        differential privacy", JRSS-B, the Gaussian shift; :meth:`exact_mu` is its largest value)."""
+        shift = self.true_answer(neighbour) - self.true_answer(base)
+        return float(np.linalg.norm(shift)) / self.sigma
+
     # -- accuracy ---------------------------------------------------------------------------------
     def noise_variance(self) -> np.ndarray:
         """σ² for each of the d columns."""

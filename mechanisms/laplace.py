@@ -114,6 +114,13 @@ class LaplaceMechanism(FrozenParameters, ReferenceMechanism):
         """ε₀ = Δ_true/b with the true l1 sensitivity Δ_true = d: the exact pure ε."""
         return self.d / self.scale
 
+    def pair_epsilon(self, base: Any, neighbour: Any) -> float:
+        """Exact pure ε of one pair of datasets: i.i.d. Laplace noise of scale b around f(D) and f(D′)
+        has largest privacy loss ‖f(D) − f(D′)‖₁/b (Dwork & Roth 2014, Theorem 3.6;
+        :meth:`exact_epsilon0` is its largest value)."""
+        shift = self.true_answer(neighbour) - self.true_answer(base)
+        return float(np.abs(shift).sum()) / self.scale
+
     def _unknown(self, what: str) -> NotImplementedError:
         return NotImplementedError(
             f"exact {what} of {self.name} is not implemented for d = {self.d} > 1: the worst pair "

@@ -89,7 +89,7 @@ from . import scenario as scenario_module
 from . import search as search_module
 from .scenario import Scenario
 
-__all__ = ["ScenarioFile", "ScenarioFileError", "read", "bundled_suite", "EXPECTED_VALUES"]
+__all__ = ["ScenarioFile", "ScenarioFileError", "read", "bundled_suite", "SUITES", "EXPECTED_VALUES"]
 
 #: Allowed values of the top-level ``expected`` key.
 EXPECTED_VALUES = ("holds", "violated")
@@ -583,6 +583,10 @@ def _relation_or_default(table: Optional[dict]) -> Relation:
         return Relation.ADD_REMOVE
 
 
+#: The bundled suites: "default" is the folder scenarios/suite/ itself, each other its subfolder.
+SUITES = ("default", "thirdparty", "literature", "dpsgd", "torch")
+
+
 def bundled_suite(name: str = "default") -> list[Path]:
     """The scenario files shipped in ``scenarios/suite/``, sorted by file name.
 
@@ -595,13 +599,11 @@ def bundled_suite(name: str = "default") -> list[Path]:
     optional ``torch`` dependencies).  Located with
     :mod:`importlib.resources`, so it works from an installed package.
     """
-    folders = {"default": (), "thirdparty": ("thirdparty",), "literature": ("literature",), "dpsgd": ("dpsgd",),
-               "torch": ("torch",)}
-    if name not in folders:
-        raise ValueError(f"`name` must be one of {tuple(folders)}, got {name!r}")
+    if name not in SUITES:
+        raise ValueError(f"`name` must be one of {SUITES}, got {name!r}")
     root = resources.files("scenarios").joinpath("suite")
-    for folder in folders[name]:
-        root = root.joinpath(folder)
+    if name != "default":
+        root = root.joinpath(name)
     if not root.is_dir():
         return []
     return sorted((Path(str(entry)) for entry in root.iterdir()

@@ -5,9 +5,15 @@
     {"name": ..., "path": ..., "expected": "holds" | "violated" | null, "note": ...,
      "warnings": [...], "error": null | "message", "figures": {"tradeoff": "figures/x.png", ...},
      "noise_density": null | {"x": [...], "density": [...], "source": ...},
+     "audit_key": ..., "confidence_levels": {...}, "pair_truth": {...},
      "report": AuditReport.to_dict()}
 
-under ``{"dpaudit": version, "format": 1, "settings": {...}, "audits": [entries]}``.  Entries are
+under ``{"dpaudit": version, "format": 1, "finished": bool, "settings": {...}, "audits": [entries]}``.
+``audit_key`` identifies what decided the result (:func:`audit.suite.audit_key`),
+``confidence_levels`` the file's, the run's and the audit's confidence, and ``pair_truth`` the
+mechanism's exact ε on the audited pairs where it can tell (:func:`audit.witness.pair_truth`); a
+resumed audit's ``runtime`` adds ``earlier_runs_s``.  Each may be missing (older files), and readers
+fall back.  Entries are
 JSON already (the report part is ``AuditReport.to_dict()``, whose non-finite floats are the
 strings "inf", "-inf", "nan"), so every other view (:mod:`audit.render.markdown`,
 :mod:`audit.render.html`, :mod:`audit.render.plots`) reads the same form, live or read back.
@@ -93,20 +99,23 @@ def noise_density(mechanism: Any, histogram: dict) -> Optional[dict]:
 
 
 # -- files --------------------------------------------------------------------------------------
-def report_document(entries: Sequence[dict], settings: dict) -> dict:
-    """The content of report.json."""
-    return {"dpaudit": __version__, "format": REPORT_FORMAT, "settings": settings, "audits": list(entries)}
+def report_document(entries: Sequence[dict], settings: dict, finished: bool = True) -> dict:
+    """The content of report.json; ``finished`` is False while the run is still going (or was
+    interrupted), so that a later run in the same folder knows there is work to resume."""
+    return {"dpaudit": __version__, "format": REPORT_FORMAT, "finished": bool(finished), "settings": settings,
+            "audits": list(entries)}
 
 
-def write_reports(out: "str | Path", entries: Sequence[dict], settings: dict) -> dict[str, Path]:
+def write_reports(out: "str | Path", entries: Sequence[dict], settings: dict, finished: bool = True) -> dict[str, Path]:
     """Write ``out/report.json``, ``out/summary.md`` and the self-contained ``out/report.html``
     (:mod:`audit.render.html`) atomically; returns their paths.
 
     ``entries`` and ``settings`` must be JSON already (see the module docstring); a number that
-    JSON cannot hold raises ``ValueError`` instead of being written.
+    JSON cannot hold raises ``ValueError`` instead of being written.  ``finished`` says whether the
+    run is over (:func:`report_document`).
     """
     out = Path(out)
-    document = report_document(entries, settings)
+    document = report_document(entries, settings, finished)
     paths = {"report": out / "report.json", "summary": out / "summary.md", "html": out / "report.html"}
     write_file(paths["report"], (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())
     write_file(paths["summary"], summary_markdown(entries, settings).encode())

@@ -27,16 +27,19 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..version import __version__
-from .tables import COLUMNS, NUMERIC_COLUMNS, table_rows
-from .text import TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, draws_text, figure_stem, format_number
+from .tables import COLUMNS, NUMERIC_COLUMNS, footnotes, table_rows
+from .text import (TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, confidence_text, draws_text,
+                   error_control_text, figure_stem, format_number, statistic_text, violation_lines)
+from .witness import slot_text, witness_parts
 
-__all__ = ["report_html", "audit_section", "FIGURE_CAPTIONS"]
+__all__ = ["report_html", "audit_section", "breakable", "FIGURE_CAPTIONS"]
 
 FIGURE_CAPTIONS = {
     "tradeoff": "Trade-off curve of the worst pair. " + TRADEOFF_MEANING,
@@ -90,12 +93,12 @@ def _comparison(report: dict) -> dict:
 
 def _evidence(report: dict) -> dict:
     evidence = report.get("evidence") or []
-    rows = [(e.get("pair"), e.get("slot"), e.get("family"), e.get("event"), e.get("more_likely_under"),
+    rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("family"), e.get("event"), e.get("more_likely_under"),
              f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
              _num(e.get("level"), 3), _num(e.get("alpha_hi")), _num(e.get("beta_hi")), _num(e.get("bound")))
             for e in evidence]
     return {"count": len(evidence), "table": _table(
-        ("pair", "slot", "family", "event", "more likely under", "count (more likely side)",
+        ("pair", "chosen for", "family", "event", "more likely under", "count (more likely side)",
          "count (other side)", "draws", "level", "α_hi", "β_hi", "joint bound"), rows, numeric=range(5, 12))}
 
 
@@ -134,18 +137,19 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
               _num(p["delta_lower_bound"]), _num(p["mu_lower_bound"])) for p in report.get("pairs", [])]
     return {
         "failed": False, "anchor": _anchor(name), "name": name, "verdict": report["verdict"], "mechanism": report["mechanism"],
-        "claim": f"{claim_label(report['claim'])} {claim_scope(report['claim'], report.get('scenario'))}",
+        "claim": breakable(f"{claim_label(report['claim'])} {claim_scope(report['claim'], report.get('scenario'))}"),
         "path": entry.get("path"), "expected": entry.get("expected"), "note": entry.get("note"),
         "warnings": list(entry.get("warnings") or []),
         "false_alarm": f"{1 - float(report['confidence']):.3g}",
         "comparison": _comparison(report),
-        "violations": [v["message"] for v in violations[:_VIOLATIONS_SHOWN]],
-        "more_violations": max(len(violations) - _VIOLATIONS_SHOWN, 0),
+        "violations": violation_lines(violations, limit=_VIOLATIONS_SHOWN),
+        "witness": witness_parts(report),
+        "confidence": confidence_text(entry),
         "worst_pair": report["worst_pair"],
         "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb"), pairs, numeric=(2, 3, 4)),
         "scenario": (report.get("scenario") or {}).get("description"),
         "samples": f"{int(report['samples']):,}", "draws": draws_text(report.get("draws") or {}),
-        "seed": report["seed"], "statistic": (report.get("statistic") or {}).get("kind", "unknown"),
+        "seed": report["seed"], "statistic": statistic_text(report.get("statistic")),
         "accuracy": _accuracy(report),
         "figures": _figures(name, figures or {}),
         "evidence": _evidence(report),
@@ -160,16 +164,48 @@ def audit_section(report: dict, *, name: Optional[str] = None, figures: Optional
         audit=_audit(report, name, figures, entry), tradeoff_meaning=TRADEOFF_MEANING)
 
 
+_BREAK_AFTER = re.compile(r"(?<=[,(=/])")
+#: Cells of these columns up to this many characters never wrap (a claim such as "(4.48145, 0.001)-DP").
+_KEEP = {"claim": 24, "expected": 16}
+#: Words longer than this may also break after ",", "(", "=" and "/" (a long profile claim's label).
+_LONG_WORD = 16
+
+
+def breakable(text: str, keep: int = 0) -> list[tuple[str, bool]]:
+    """``text`` as pieces that never break inside, each with whether a space follows it: the whole
+    text when it has at most ``keep`` characters, else its words (so "(1, 1e-05)-DP" never breaks
+    at its hyphen), long words cut after ",", "(", "=" and "/" (where the page may break them
+    without a space)."""
+    if len(text) <= keep:
+        return [(text, False)]
+    pieces: list[tuple[str, bool]] = []
+    words = text.split(" ")
+    for index, word in enumerate(words):
+        parts = [p for p in _BREAK_AFTER.split(word) if p] if len(word) > _LONG_WORD else [word]
+        for position, part in enumerate(parts):
+            pieces.append((part, position == len(parts) - 1 and index < len(words) - 1))
+    return pieces
+
+
 def _summary_table(entries: Sequence[dict], columns: Sequence[tuple[str, str]],
                    rows: Sequence[dict]) -> dict:
-    """The run's table: the cells of :func:`audit.render.tables.table_rows`, each with its class."""
+    """The run's table: the cells of :func:`audit.render.tables.table_rows`, each with its class.
+    The mechanism, when a column, is shown under the audit's name (one column fewer, so the table
+    of a whole suite fits a 1280-pixel window)."""
+    merged = "name" in dict(columns) and "mechanism" in dict(columns)
+    shown = [(key, heading) for key, heading in columns if not (merged and key == "mechanism")]
     cells = []
     for entry, row in zip(entries, rows):
-        cells.append([{"text": row[key], "anchor": _anchor(entry["name"]) if key == "name" else None,
-                       "class": "num" if key in NUMERIC_COLUMNS else
-                                (row[key] if key in ("verdict", "accuracy") else "")}
-                      for key, _ in columns])
-    return {"headings": [heading for _, heading in columns], "rows": cells}
+        cells.append([{"text": row[key], "pieces": breakable(row[key], _KEEP.get(key, 0)),
+                       "sub": breakable(row["mechanism"]) if merged and key == "name" and row["mechanism"] != "—" else None,
+                       "anchor": _anchor(entry["name"]) if key == "name" else None,
+                       "class": " ".join(filter(None, ("num" if key in NUMERIC_COLUMNS else "",
+                                                       row[key] if key in ("verdict", "accuracy") else "",
+                                                       f"col-{key}")))}
+                      for key, _ in shown])
+    headings = [(f"{heading} (mechanism)" if merged and key == "name" else heading, f"col-{key}")
+                for key, heading in shown]
+    return {"headings": headings, "rows": cells}
 
 
 def report_html(entries: Sequence[dict], settings: dict, out: "str | Path", *,
@@ -196,4 +232,7 @@ def report_html(entries: Sequence[dict], settings: dict, out: "str | Path", *,
     return _TEMPLATES.get_template("report.html.j2").render(
         title="dpaudit report", version=__version__, audits=audits, tradeoff_meaning=TRADEOFF_MEANING,
         summary=_summary_table(entries, columns, table_rows(entries) if rows is None else rows),
+        notes=[note.strip() for note in footnotes(entries)[2:]],
+        error_control=error_control_text(settings.get("error_control"),
+                                         accuracy=any((e.get("report") or {}).get("accuracy") for e in entries)),
         settings=json.dumps(settings, indent=2, sort_keys=True, default=str))

@@ -6,7 +6,7 @@ import json
 from typing import Sequence
 
 from .tables import markdown_table
-from .text import TRADEOFF_MEANING, error_control_text, summary_lines
+from .text import TRADEOFF_MEANING, confidence_text, error_control_text, summary_lines
 
 __all__ = ["summary_markdown", "audit_summary"]
 
@@ -28,7 +28,9 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
              "confidence; VIOLATED means a certified bound contradicts the claim.  "
              "tightness = ε_lb/ε_exact (how much of the true ε the audit certified), "
              "slack = ε_exact/ε_claimed (> 1: the claim is false).", "", TRADEOFF_MEANING, "",
-             error_control_text(settings.get("error_control")), "", markdown_table(entries), ""]
+             error_control_text(settings.get("error_control"),
+                                accuracy=any((e.get("report") or {}).get("accuracy") for e in entries)), "",
+             markdown_table(entries), ""]
     for entry in entries:
         lines += [f"## {entry['name']}", "", f"File: `{entry['path']}`"]
         if entry.get("note"):
@@ -38,6 +40,9 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
         if entry.get("error"):
             lines += ["", f"**ERROR**: {entry['error']}", ""]
             continue
+        confidence = confidence_text(entry)
+        if confidence:
+            lines += ["", confidence[0].upper() + confidence[1:] + "."]
         lines += ["", "```", audit_summary(entry["report"]), "```", ""]
         for kind, path in (entry.get("figures") or {}).items():
             lines.append(f"![{entry['name']} {kind}]({path})")

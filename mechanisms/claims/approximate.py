@@ -36,7 +36,8 @@ def _approx_delta_at(epsilon_prime, epsilon: float, delta: float) -> np.ndarray:
     epsilon_prime = np.asarray(epsilon_prime, dtype=np.float64)
     # 1 − (1−δ)(1 + e^{ε'})/(1 + e^ε), written with exp of differences to avoid overflow.
     ratio = np.exp(-np.logaddexp(0.0, epsilon)) * (1.0 + np.exp(np.minimum(epsilon_prime, 700.0)))
-    return np.maximum(delta, 1.0 - (1.0 - delta) * ratio)
+    # At ε' ≥ ε the formula is at most δ, so the profile is δ exactly (rounding would leave 1e-16).
+    return np.where(epsilon_prime >= epsilon, delta, np.maximum(delta, 1.0 - (1.0 - delta) * ratio))
 
 
 def _approx_epsilon_at(delta_prime: float, epsilon: float, delta: float) -> float:

@@ -254,11 +254,19 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys):
     path = scenario_file(tmp_path, "small", GAUSSIAN, samples=20_000)
     out = tmp_path / "out"
     assert run_main(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--keep-checkpoints")[0] == 0
-    code, _, err = run_main(capsys, "run", path, "--out", out, "--resume", "--samples", "30000", "--no-plots")
+    # The finished audit's settings changed: --resume audits it again, never mixing in its checkpoint.
+    code, _, err = run_main(capsys, "run", path, "--out", out, "--resume", "--samples", "30000", "--no-plots",
+                            "--no-progress")
+    assert code == 0 and "changed since; audited again" in err
+    assert json.loads((out / "report.json").read_text())["audits"][0]["report"]["samples"] == 30_000
+    # An unfinished audit's checkpoint of other settings is refused rather than resumed.
+    (out / "report.json").write_text(json.dumps({"finished": False, "audits": []}))
+    assert run_main(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--keep-checkpoints",
+                    "--overwrite")[0] == 0
+    document = json.loads((out / "report.json").read_text())
+    (out / "report.json").write_text(json.dumps(dict(document, finished=False, audits=[])))
+    code, _, err = run_main(capsys, "run", path, "--out", out, "--resume", "--samples", "40000", "--no-plots")
     assert code == 2 and "checkpoint" in err and "without --resume" in err
-    # Without --resume the stale checkpoint is deleted and the run starts afresh.
-    assert run_main(capsys, "run", path, "--out", out, "--samples", "30000", "--no-plots",
-                    "--no-progress")[0] == 0
 
 
 def test_plot_redraws_figures_from_a_saved_report(holds_run, tmp_path):

@@ -68,10 +68,11 @@ def test_a_clear_violation_moves_the_rest_of_selection_to_certification_before_c
                        progress=False, accuracy=False, n_jobs=1)
     allocation = stages.plan_stages(180, 1, "auto", PureDP(1.0), 1, 0.05, early_stopping=True)[1].allocation
     moved = allocation.selection - allocation.early_choice
-    # Probe, pilot, the first selection segment, then certification with the moved draws: the
-    # decision came before any certification draw, and the rest of the selection was never drawn.
+    # Probe (and the base dataset once more from an equal generator: the reproducibility check),
+    # pilot, the first selection segment, then certification with the moved draws: the decision
+    # came before any certification draw, and the rest of the selection was never drawn.
     sides = lambda size: [size, size]  # noqa: E731
-    assert mechanism.sizes == (sides(stages.PROBE_DRAWS) + sides(allocation.pilot)
+    assert mechanism.sizes == (sides(stages.PROBE_DRAWS) + [stages.PROBE_DRAWS] + sides(allocation.pilot)
                                + sides(allocation.early_choice) + sides(allocation.certification + moved))
     assert report.verdict is Verdict.VIOLATED
     phases = report.draws["per_pair_per_side"]
@@ -97,7 +98,7 @@ def test_a_claim_with_room_to_spare_draws_all_its_selection():
     assert report.verdict is Verdict.NOT_REFUTED
     assert report.draws["per_pair_per_side"]["selection"] == allocation.selection
     assert "chose_early" not in report.draws["looks"]
-    assert mechanism.sizes[4:8] == [allocation.early_choice] * 2 + [allocation.selection - allocation.early_choice] * 2
+    assert mechanism.sizes[5:9] == [allocation.early_choice] * 2 + [allocation.selection - allocation.early_choice] * 2
 
 
 @pytest.mark.statistical
@@ -144,8 +145,9 @@ def test_two_pairs_and_a_gdp_claim_choose_early_and_account_for_every_draw():
     assert report.verdict is Verdict.VIOLATED and looks["chose_early"]["favoured"] == "mu"
     allocation = stages.plan_stages(180, 1, "auto", GaussianDP(0.5), 2, 0.05, early_stopping=True)[1].allocation
     # Every call was drawn and counted: 2 pairs, and the certification draws (moved between the
-    # pairs if one looked silent) add up to twice the enlarged certification.
-    assert sum(mechanism.sizes) == report.draws["per_side"] * 2
+    # pairs if one looked silent) add up to twice the enlarged certification; the probe draws the
+    # first base dataset once more (the reproducibility check), which certifies nothing.
+    assert sum(mechanism.sizes) == report.draws["per_side"] * 2 + stages.PROBE_DRAWS
     certification = report.draws.get("certification_per_pair", [report.draws["per_pair_per_side"]["certification"]] * 2)
     assert 2 * allocation.early_certification - 2 <= sum(certification) <= 2 * allocation.early_certification
 
@@ -161,7 +163,7 @@ def test_an_interrupted_audit_that_chose_early_resumes_to_the_same_report(tmp_pa
 
     class Interrupted(_Recording):
         def __call__(self, dataset, size, rng):
-            if len(self.sizes) == 7:  # probe 2, pilot 2, first selection 2, then one certification
+            if len(self.sizes) == 7:  # probe 3, pilot 2, first selection 2: at the first certification
                 raise KeyboardInterrupt
             return super().__call__(dataset, size, rng)
 

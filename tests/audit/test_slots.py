@@ -117,7 +117,9 @@ def test_violations_serialise_the_key_and_say_the_label():
                              "δ at ε = 0.0897 ≥ 0.25, but the claim allows at most 0.01")
     assert JointViolation("p", MU, 1.5, 1.0, 9, 1, 10).message.split("certifies ")[1].startswith("μ ≥ 1.5")
     point = Violation("pair 0", TRADEOFF, 0.01, 0.2, 0.5)
-    assert point.to_dict()["slot"] == "tradeoff" and "pair 'pair 0' (tradeoff): " in point.message
+    assert point.to_dict()["slot"] == "tradeoff" and "(a point of the trade-off band)" in point.message
+    curve = Violation("pair 0", Slot.epsilon_at(1.7729297948083514e-10), 0.01, 0.2, 0.5)
+    assert "(chosen for ε at δ = 1.773e-10)" in curve.message and "epsilon@" not in curve.message
 
 
 @pytest.mark.parametrize("key", ["kappa", "epsilon", "epsilon@", "epsilon@x", "mu@1.0", "tradeoff@0.1",

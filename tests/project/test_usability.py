@@ -247,7 +247,8 @@ def test_an_interrupted_run_says_in_one_line_what_was_saved(tmp_path, capsys, mo
     monkeypatch.setattr(audit.cli, "run_audits", real)
     code, _, err = _run(capsys, "run", *paths, "--out", tmp_path / "out", "--no-plots", "--no-progress",
                         "--resume")
-    assert code == 0 and "a: resuming from" in err and "Warning" not in err
+    # The finished audit is taken from the saved report; only the unfinished one runs again.
+    assert code == 0 and "a: finished before the interruption; taken from" in err and "Warning" not in err
 
 
 # -- item 11: query-answer vectors ---------------------------------------------------------------------

@@ -1,0 +1,316 @@
+"""The witness in words: which pair, which statistic, which event, and what its counts certify.
+
+A reader of a report must be able to check a verdict without opening report.json: the worst pair as
+data (the datasets when small, the row added, removed or replaced, the coordinates that differ), the
+statistic the certified event is a threshold of and why ``"auto"`` chose it, and the event itself
+with its counts on both datasets and the bound they certify.  :func:`witness_parts` gathers these
+from a report's JSON form (its ``witness`` section, :mod:`audit.witness`, names the events; a report
+written before that section existed falls back to its first violation or its headline event), and
+:func:`witness_lines` writes them as the lines of the text and Markdown summaries; report.html lays
+out the same parts.
+
+Numbers are rounded for people (4 significant digits, counts with thousands separators, slots by
+:attr:`audit.slots.Slot.label`); the event's own description keeps the statistic's exact threshold,
+so that the event can be recounted.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..slots import Slot
+from .numbers import format_number
+
+__all__ = ["witness_parts", "witness_lines", "pair_data_lines", "statistic_lines", "slot_text",
+           "number_list"]
+
+#: Values of a dataset shown in full; larger datasets are described by their shape.
+SMALL_DATASET = 60
+#: Entries of a long list of numbers (weights, scores) shown before "…".
+_SHOWN = 4
+#: Statistic fields that describe its structure (summarised), not notes about how it was chosen.
+_STRUCTURE = frozenset({"kind", "weights", "atoms", "top_atoms", "bins", "edges", "scores", "projection",
+                        "estimator", "features", "callable"})
+
+
+def slot_text(key: str) -> str:
+    """A slot key of a report (``"epsilon@0.08972126509288612"``) for people (``"ε at δ = 0.08972"``)."""
+    try:
+        return Slot.parse(key).label
+    except (TypeError, ValueError):
+        return str(key)
+
+
+def number_list(values: Any, limit: int = SMALL_DATASET) -> Optional[str]:
+    """Numbers (nested lists of rows) compactly, e.g. ``[2, 1, 2]`` or ``[[0, 1], [1, 1]]``; None when
+    there are more than ``limit`` values."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size > limit:
+        return None
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+
+    def text(part: np.ndarray) -> str:
+        if part.ndim == 0:
+            return f"{float(part):g}"
+        return "[" + ", ".join(text(item) for item in part) + "]"
+
+    return text(array)
+
+
+def _rows_word(count: int) -> str:
+    return f"{count} row{'s' if count != 1 else ''}"
+
+
+def pair_data_lines(report: dict, label: str) -> list[str]:
+    """The pair ``label`` as data: both datasets when small, and what differs between them."""
+    pair = next((p for p in (report.get("scenario") or {}).get("pairs") or [] if p.get("label") == label), None)
+    if pair is None:
+        return []
+    lines = []
+    for name, key, shape in (("D", "base", "base_shape"), ("D′", "neighbor", "neighbor_shape")):
+        shown = number_list(pair[key]) if key in pair else None
+        size = pair.get(shape) or []
+        what = (f"{_rows_word(size[0])} of width {size[1]}" if len(size) == 2
+                else f"{size[0]} values" if len(size) == 1 else "")
+        lines.append(f"{name} = {shown} ({what})" if shown is not None else f"{name}: {what} (too large to show here)")
+    removed, added = pair.get("removed"), pair.get("added")
+    if removed is not None and added is not None:
+        rows = lambda items: ", ".join(number_list([row]) or "a row" for row in items)  # noqa: E731
+        if removed and added:
+            lines.append(f"D′ is D with the row {rows(removed)} replaced by {rows(added)}")
+        elif added:
+            lines.append(f"D′ is D plus the row {rows(added)}")
+        elif removed:
+            lines.append(f"D′ is D minus the row {rows(removed)}")
+    elif "base" in pair and "neighbor" in pair:
+        base, neighbour = np.asarray(pair["base"], dtype=float), np.asarray(pair["neighbor"], dtype=float)
+        if base.shape == neighbour.shape and base.ndim == 1:
+            changed = np.flatnonzero(base != neighbour)
+            lines.append(f"D′ differs from D in {changed.size} of {base.size} coordinates"
+                         + (f" ({', '.join(str(int(i)) for i in changed)}; counting from 0)" if changed.size <= 12 else ""))
+    return lines
+
+
+def _summarise(key: str, value: Any) -> str:
+    """A structural field of a statistic in a few words."""
+    if key == "weights" and value:
+        weights = np.asarray(value, dtype=np.float64)
+        top = np.argsort(-np.abs(weights), kind="stable")[:_SHOWN]
+        return (f"w has {weights.size} weights, largest |w| at output coordinates "
+                + ", ".join(f"{int(i)} ({weights[i]:.3g})" for i in top))
+    if key == "top_atoms" and value:
+        return "highest-ranked outputs " + ", ".join(
+            f"{number_list(atom['row'])} (score {format_number(atom['score'], 3)})" for atom in value[:_SHOWN])
+    if key == "projection" and value:
+        return f"of Fisher's projection (w of {len(value)} weights)"
+    return ""
+
+
+_KIND_TEXT = {
+    "output": "the output itself (linear statistic of a 1-D output)",
+    "fisher-discriminant": "Fisher's discriminant <w, output> (linear statistic, w learned on training draws)",
+    "categorical": "categorical: distinct outputs ranked by their trained log-likelihood ratio",
+    "binned": "binned: a smoothed histogram log-ratio of the output",
+    "classifier": "a classifier's log-odds",
+    "callable": "your own statistic",
+}
+
+
+def statistic_lines(report: dict, label: str) -> list[str]:
+    """The statistic of pair ``label``: what it is, and every note recorded about how it was chosen
+    (``"auto"``'s choice and whatever it compared, in any form a statistic records)."""
+    statistic = report.get("statistic") or {}
+    labels = [p["label"] for p in report.get("pairs") or []]
+    pairs = statistic.get("pairs") or []
+    entry = pairs[labels.index(label)] if label in labels and labels.index(label) < len(pairs) else None
+    option = statistic.get("option_text") or _option_fallback(statistic.get("option"))
+    if entry is None:
+        return [option] if option else []
+    kind = str(entry.get("kind", "unknown"))
+    what = _KIND_TEXT.get(kind, kind)
+    if kind == "callable":
+        what += f": {option}"
+    elif kind == "classifier":
+        what += f" ({entry.get('estimator')} on {entry.get('features')})"
+    elif kind == "categorical" and entry.get("atoms") is not None:
+        what += f" ({int(entry['atoms']):,} distinct outputs in training)"
+    elif kind == "binned" and entry.get("bins") is not None:
+        what += f" ({int(entry['bins'])} quantile bins)"
+    lines = [what]
+    details = [_summarise(key, entry.get(key)) for key in ("weights", "projection", "top_atoms")]
+    lines += [detail for detail in details if detail]
+    choice = entry.get("auto_choice")
+    notes = {key: value for key, value in entry.items()
+             if key not in _STRUCTURE and key != "auto_choice" and value not in (None, {}, [], "")}
+    if choice is not None:
+        lines.append(f"\"auto\" chose {choice}" + (" (on training draws, which certify nothing)"
+                                                   if statistic.get("training_samples") else ""))
+    elif option and option != kind and kind != "callable":
+        lines.append(f"statistic option: {option}")
+    lines += [f"{key.replace('_', ' ')}: {_note(value)}" for key, value in notes.items()]
+    return lines
+
+
+def _note(value: Any) -> str:
+    """Any note a statistic records, generically: mappings as ``key value`` pairs, numbers to 4
+    significant digits, lists summarised when long."""
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        return ", ".join(f"{key} {_note(item)}" for key, item in value.items())
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return format_number(value) if isinstance(value, float) else f"{value:,}"
+    if isinstance(value, (list, tuple)):
+        if len(value) > 2 * _SHOWN:
+            return ", ".join(_note(item) for item in value[:_SHOWN]) + f", … ({len(value)} in all)"
+        return ", ".join(_note(item) for item in value) or "none"
+    return str(value)
+
+
+def _option_fallback(option: Any) -> Optional[str]:
+    """The option of a report written before ``option_text`` was recorded: a callable's label is
+    ``callable:<module>.<name>(<fields>)``, shown without its module and fields."""
+    if not isinstance(option, str):
+        return None
+    if option.startswith("callable:"):
+        name = option.removeprefix("callable:").split("(", 1)[0].rsplit(".", 1)[-1]
+        return f"{name}(…)" if "(" in option else name
+    return option
+
+
+def _event_index(report: dict) -> Optional[int]:
+    """The evidence index of the witness event: the refuting one, else the one attaining the
+    claim's headline quantity (a report without a witness section: its first violation's event,
+    else the first headline event)."""
+    evidence = report.get("evidence") or []
+    witness = report.get("witness") or {}
+    if witness:
+        chosen = witness.get("refuting") or witness.get(witness.get("headline", "epsilon"))
+        return None if chosen is None else int(chosen["evidence"])
+    for violation in report.get("violations") or []:
+        for index, event in enumerate(evidence):
+            if (event.get("pair"), event.get("slot")) == (violation.get("pair"), violation.get("slot")) and \
+                    event.get("count_more_likely") == violation.get("count_more_likely", event.get("count_more_likely")):
+                return index
+    return next((i for i, e in enumerate(evidence) if e.get("family") == "headline"), 0 if evidence else None)
+
+
+def _sides(event: dict) -> tuple[str, str]:
+    return ("D′", "D") if event.get("more_likely_under") == "neighbour" else ("D", "D′")
+
+
+def witness_parts(report: dict) -> Optional[dict]:
+    """The witness of a report (its JSON form) as parts: ``pair``, ``data`` (lines), ``statistic``
+    (lines), ``event``, ``counts``, ``certifies`` and ``note`` (why the table's ε_lb may be another
+    event's bound); None when the report has no evidence."""
+    index = _event_index(report)
+    evidence = report.get("evidence") or []
+    if index is None or index >= len(evidence):
+        return None
+    event = evidence[index]
+    label = str(event.get("pair", report.get("worst_pair")))
+    more, other = _sides(event)
+    n = int(event["n"])
+    counts = (f"{int(event['count_more_likely']):,} of {n:,} certification draws on {more} and "
+              f"{int(event['count_other']):,} of {n:,} on {other}")
+    witness = report.get("witness") or {}
+    refuting = witness.get("refuting") is not None and int(witness["refuting"]["evidence"]) == index
+    certifies = _certifies(report, event, index, refuting)
+    return {"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
+            "event": f"{event.get('event')}, more likely on {more}", "counts": counts, "certifies": certifies,
+            "refutes": refuting or (not witness and report.get("verdict") == "VIOLATED"),
+            "note": _other_event_note(report, index)}
+
+
+def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
+    level = format_number(event.get("level"), 3)
+    if event.get("test") == "joint":
+        quantity = slot_text(event["slot"])
+        text = (f"the joint test of both counts (level {level}) certifies {quantity} ≥ "
+                f"{format_number(event.get('bound'))}")
+        if refuting:
+            violation = next((v for v in report.get("violations") or []
+                              if v.get("test") == "joint" and v.get("slot") == event.get("slot")), None)
+            if violation is not None:
+                text += f", above the {format_number(violation['claimed'])} the claim allows"
+        else:
+            allowed = {"epsilon": report.get("reference_epsilon"), "delta": report.get("reference_delta"),
+                       "mu": (report.get("claim") or {}).get("mu")}.get(_slot_quantity(report, str(event["slot"])))
+            if allowed is not None:
+                text += f" (the claim allows at most {format_number(allowed)})"
+        return text
+    text = (f"Clopper–Pearson bounds (level {level} each) certify a test with type-I error ≤ "
+            f"{format_number(event.get('alpha_hi'))} and type-II error ≤ {format_number(event.get('beta_hi'))}")
+    violation = next((v for v in report.get("violations") or [] if v.get("test") != "joint"
+                      and v.get("alpha_hi") == event.get("alpha_hi") and v.get("beta_hi") == event.get("beta_hi")), None)
+    if refuting and violation is not None:
+        return text + f", but the claim requires type-II error ≥ {format_number(violation['claimed_beta'])} there"
+    witness = report.get("witness") or {}
+    for quantity in ("epsilon", "delta", "mu"):
+        chosen = witness.get(quantity)
+        if chosen and int(chosen["evidence"]) == index and chosen["bound"] > 0:
+            return text + f": {_quantity_text(report, quantity)} ≥ {format_number(chosen['bound'])}"
+    return text
+
+
+def _quantity_text(report: dict, quantity: str) -> str:
+    if quantity == "epsilon":
+        return f"ε at δ = {format_number(report['reference_delta'])}"
+    if quantity == "delta":
+        return f"δ at ε = {format_number(report['reference_epsilon'])}"
+    return "μ"
+
+
+def _slot_quantity(report: dict, key: str) -> Optional[str]:
+    """Which headline quantity of the report a slot key is (None for the others)."""
+    try:
+        slot = Slot.parse(key)
+    except (TypeError, ValueError):
+        return None
+    if slot == Slot.epsilon_at(float(report["reference_delta"])):
+        return "epsilon"
+    if slot == Slot.delta_at(float(report["reference_epsilon"])):
+        return "delta"
+    return "mu" if slot.key == "mu" else None
+
+
+def _other_event_note(report: dict, index: int) -> Optional[str]:
+    """Why the table's number for the quantity the witness event certifies is larger than the
+    event's own bound, when another event attains it (e.g. the refuting joint test certifies
+    ε ≥ 1.314 and a curve point of another δ's slot gives ε ≥ 1.414 at the claim's δ)."""
+    witness = report.get("witness") or {}
+    evidence = report.get("evidence") or []
+    event = evidence[index]
+    quantity = _slot_quantity(report, str(event.get("slot"))) if event.get("test") == "joint" else None
+    chosen = witness.get(quantity) if quantity else None
+    if not chosen or int(chosen["evidence"]) == index or chosen["bound"] <= float(event.get("bound") or 0.0):
+        return None
+    other = evidence[int(chosen["evidence"])]
+    source = ("another headline joint test" if other.get("test") == "joint"
+              else f"a certified point chosen for {slot_text(str(other.get('slot')))}")
+    return (f"the report's bound on {_quantity_text(report, quantity)} is {format_number(chosen['bound'])}, "
+            f"its largest certified bound, from {source} ({other.get('event')} on pair {other.get('pair')!r}). "
+            "Every bound of a report holds together with the others, so both stand and the table shows the "
+            "larger.")
+
+
+def witness_lines(report: dict, indent: str = "  ") -> list[str]:
+    """The witness as lines for the text and Markdown summaries."""
+    parts = witness_parts(report)
+    if parts is None:
+        return []
+    head = "witness (refutes the claim)" if parts["refutes"] else "witness"
+    lines = [f"{head}: pair {parts['pair']!r}"]
+    lines += [f"{indent}{line}" for line in parts["data"]]
+    lines += [f"{indent}{'statistic: ' if i == 0 else ''}{line}" for i, line in enumerate(parts["statistic"])]
+    lines += [f"{indent}event: {parts['event']}", f"{indent}counts: {parts['counts']}",
+              f"{indent}certified: {parts['certifies']}"]
+    if parts["note"]:
+        lines.append(f"{indent}note: {parts['note']}")
+    return lines
+
