@@ -43,6 +43,7 @@ import json
 import math
 import platform
 import time
+import warnings
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
@@ -58,10 +59,12 @@ from mechanisms.parameters import FrozenParameters
 
 from .accuracy import run_accuracy_audit
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
-from .checkpoint import load_state
+from .checkpoint import CheckpointKey, load_state
+from .errors import CheckpointWarning
+from .fingerprint import value_digest
 from .executor import make_executor
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
-from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
+from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs, single_threaded_blas
 from .search import is_search, resolve_search
 from .selection import DELTA_GRID
 from .slots import MU, Slot
@@ -71,7 +74,7 @@ from .settings import AuditSettings
 from .statistics import statistic_label
 from .version import __version__
 
-__all__ = ["run_audit", "ENGINE_VERSION"]
+__all__ = ["run_audit", "checkpoint_key", "ENGINE_VERSION"]
 
 #: α values at which claimed and exact trade-off curves are tabulated for plots.
 PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
@@ -104,7 +107,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
         - ``confidence`` (0.95): every bound in the report holds simultaneously with at least this
           probability;
         - ``seed`` (None): the same seed gives the same report for any ``n_jobs``/``backend``;
-          ``None`` draws fresh entropy, recorded in the report (and reused from ``checkpoint``);
+          ``None`` draws fresh entropy, recorded in the report (an existing ``checkpoint``'s seed
+          is adopted, with a ``CheckpointWarning``);
         - ``statistic`` ("auto"): the test statistic whose threshold events are certified
           (:mod:`audit.statistics`): ``"auto"`` (chosen per pair on training samples; the linear
           statistic, with no training draws, for a 1-D output under 2,048 ``samples``), another
@@ -123,7 +127,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
           ``scheduler``, ``window``, ``share_arguments``, ``dashboard_address``;
         - ``checkpoint`` (None): save accumulated counts atomically after each batch; rerunning
           the same call resumes (the quick look is not saved: a resumed run repeats it, on the
-          same draws);
+          same draws).  Only the same audit resumes: a checkpoint written with another seed,
+          other settings, or a mechanism or callable statistic whose code, closure, defaults,
+          globals or parameters differ is refused (:mod:`audit.fingerprint`);
+          ``assume_unchanged`` (False) resumes one whose mechanism cannot be fingerprinted in full;
         - ``progress`` (True): show a progress bar over chunks.
 
     Returns
@@ -137,6 +144,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     name = mechanism_name(mechanism)
     claim = _resolve_claim(mechanism, claim, name)
     scenario = _resolve_scenario(scenario, claim)
+    with single_threaded_blas():  # the same numbers in this process as in any worker (audit.sampling)
+        return _audit(mechanism, name, claim, scenario, settings, started)
+
+
+def _audit(mechanism, name, claim, scenario, settings, started) -> AuditReport:
     samples, confidence, statistic = settings.samples, settings.confidence, settings.statistic
     n_jobs, backend, checkpoint, progress = settings.n_jobs, settings.backend, settings.checkpoint, settings.progress
     backend_options = dict(settings.backend_options)
@@ -154,8 +166,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
-    fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                               statistic_label(statistic), main.allocation)
+    fingerprint = None if checkpoint is None else checkpoint_key(
+        mechanism, name, claim, datasets, samples, confidence, entropy, statistic,
+        {"chunk": chunk, "k": output_dim, "bins": BINS, "allocation": main.allocation.to_dict()},
+        assume_unchanged=settings.assume_unchanged)
     stages = ((quick, quick_entropy(entropy), None), (main, entropy, checkpoint)) if quick else \
         ((main, entropy, checkpoint),)
     total = sum(stage.chunks(chunk, len(pairs)) for stage, _, _ in stages)
@@ -218,12 +232,19 @@ def _resolve_scenario(scenario, claim):
 
 
 def _resolve_seed(seed, checkpoint) -> int:
+    """``seed``, or fresh entropy when it is None.  A checkpoint's seed is adopted only with a
+    :class:`CheckpointWarning` that says so: a caller who asks for fresh randomness and finds an
+    old checkpoint in place must not silently get the old audit back."""
     if seed is not None:
         return seed
     if checkpoint is not None:
         state = load_state(checkpoint)
         if state is not None and "entropy" in state[0]:
-            return int(state[0]["entropy"])
+            adopted = int(state[0]["entropy"])
+            warnings.warn(f"seed=None: resuming checkpoint {str(checkpoint)!r} with its seed {adopted} (pass "
+                          f"seed={adopted} to resume it without this warning, or delete the file for fresh draws)",
+                          CheckpointWarning, stacklevel=4)
+            return adopted
     return int(np.random.SeedSequence().entropy)
 
 
@@ -273,13 +294,26 @@ def _digest(value) -> str:
     return hashlib.sha256(repr(value).encode()).hexdigest()
 
 
-def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                 statistic, allocation) -> str:
-    parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
-             "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
-             "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
-             "bins": BINS, "statistic": statistic, "allocation": allocation.to_dict()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+def checkpoint_key(mechanism, name, claim, datasets, samples, confidence, entropy, statistic, plan,
+                   mode: str = "fixed", *, assume_unchanged: bool = False) -> CheckpointKey:
+    """The key a checkpoint of this audit is written and resumed under (:mod:`audit.checkpoint`):
+    what determines its draws, the mechanism's and a callable statistic's code and state included
+    (:mod:`audit.fingerprint`)."""
+    mechanism_digest = value_digest(mechanism)
+    unverified = mechanism_digest.unverified
+    if isinstance(statistic, str):
+        statistic_part = statistic
+    else:
+        statistic_digest = value_digest(statistic)
+        statistic_part = f"{statistic_label(statistic)} {statistic_digest.hexdigest}"
+        unverified += tuple(f"statistic: {item}" for item in statistic_digest.unverified)
+    parts = {"engine": ENGINE_VERSION, "numpy": np.__version__,
+             "mechanism": f"{name} {mechanism_digest.hexdigest}", "statistic": statistic_part,
+             "claim": json.dumps(claim.to_dict(), sort_keys=True),
+             "pairs": json.dumps([[_digest(a), _digest(b)] for a, b in datasets]),
+             "samples": str(samples), "confidence": repr(float(confidence)), "seed": str(entropy),
+             "plan": json.dumps(plan, sort_keys=True), "mode": mode}
+    return CheckpointKey(parts, tuple(f"mechanism: {item}" for item in unverified), assume_unchanged)
 
 
 def _probe(mechanism, name, datasets, labels, entropy) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MechanismError", "CheckpointError"]
+__all__ = ["MechanismError", "CheckpointError", "CheckpointWarning"]
 
 
 class MechanismError(RuntimeError):
@@ -15,3 +15,7 @@ class MechanismError(RuntimeError):
 
 class CheckpointError(ValueError):
     """A checkpoint file is unreadable or belongs to a different audit."""
+
+
+class CheckpointWarning(UserWarning):
+    """A checkpoint was resumed with a setting taken from it (``seed=None`` adopts its seed)."""

@@ -109,6 +109,7 @@ _CHECKS = {
     "backend": check_backend,
     "backend_options": _backend_options,
     "checkpoint": _checkpoint,
+    "assume_unchanged": _flag("assume_unchanged"),
     "progress": _flag("progress"),
 }
 
@@ -138,7 +139,15 @@ class AuditSettings:
         Parallelism: workers (-1 = all cores), any joblib backend or ``"dask"``, and the options of
         ``backend="dask"`` (``scheduler``, ``window``, ``share_arguments``, ``dashboard_address``).
     checkpoint : path or None
-        Save progress atomically after each batch; rerunning the same audit resumes.
+        Save progress atomically after each batch; rerunning the same audit resumes.  A checkpoint
+        is resumed only by the audit that wrote it: the same seed, settings, pairs, claim, and a
+        mechanism (and callable statistic) with the same code, closure, defaults, globals and
+        parameters (:mod:`audit.fingerprint`); anything else is refused, naming what differs.
+        With ``seed=None`` a checkpoint's seed is adopted with a ``CheckpointWarning``.
+    assume_unchanged : bool
+        Resume a checkpoint even though part of the mechanism or statistic cannot be fingerprinted
+        (an object that can be neither pickled nor read; the refusal lists it): you vouch that it
+        has not changed since the checkpoint was written.
     progress : bool
         Show a progress bar.
     """
@@ -153,6 +162,7 @@ class AuditSettings:
     backend: str = "loky"
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     checkpoint: Optional[Path] = None
+    assume_unchanged: bool = False
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -246,7 +256,7 @@ class AuditSettings:
                 value = float(text)
             except ValueError:
                 pass
-        elif name in ("early_stopping", "accuracy", "progress") and text.strip().lower() in ("true", "false"):
+        elif name in ("early_stopping", "accuracy", "assume_unchanged", "progress") and text.strip().lower() in ("true", "false"):
             value = text.strip().lower() == "true"
         try:
             return _CHECKS[name](value)
@@ -264,7 +274,7 @@ class AuditSettings:
                 "accuracy": self.accuracy, "n_jobs": self.n_jobs, "backend": self.backend,
                 "backend_options": {k: str(v) for k, v in self.backend_options.items()},
                 "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
-                "progress": self.progress}
+                "assume_unchanged": self.assume_unchanged, "progress": self.progress}
 
 
 def _check_backend_options(backend: str, options: Mapping[str, Any]) -> None:
