@@ -65,6 +65,7 @@ class Phase(IntEnum):
     SELECTION = 3
     CERTIFICATION = 4
     ACCURACY = 5
+    ANYTIME = 6  # the rounds of an anytime audit (audit.anytime)
 
 
 def chunk_rng(entropy: int, pair: int, side: int, phase: int, chunk: int) -> np.random.Generator:
