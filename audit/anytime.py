@@ -3,11 +3,13 @@
 With ``anytime=True`` (or ``samples=None``) :func:`audit.run_audit` does not fix its sample size in
 advance.  ``samples`` is a *maximum* per pair and side; the audit
 
-1. learns its test statistic as the fixed design does (:mod:`audit.statistics`), on a learning
-   budget of :data:`LEARNING_BUDGET` draws (none for ``"auto"`` or ``"linear"`` on a 1-D output: the
-   output itself is the statistic);
-2. draws a small pilot (:data:`PILOT` per side), which places the histogram of the statistic and is
-   the first evidence about the events;
+1. learns its test statistic as the fixed design does (:mod:`audit.statistics`), first with the
+   training a budget of :data:`LEARNING_BUDGET` would give, then again on :data:`RELEARN` times as
+   many fresh draws each time it has bet :data:`RELEARN` times its last training (an *epoch*), up
+   to the training of the fixed design at the whole budget (:func:`plan_anytime`); ``"auto"`` and
+   ``"linear"`` on a 1-D output learn nothing (the output itself is the statistic);
+2. draws a small pilot (:data:`PILOT` per side) for each statistic, which places its histogram and
+   is the first evidence about its events;
 3. draws in rounds whose cumulative size grows by :data:`GROWTH` (at least :data:`MIN_ROUND` draws).
    Before each round, for every headline quantity (ε at the claim's δ, δ at its ε, μ; μ alone for a
    μ-GDP claim) and every pair, it chooses from the counts of all earlier draws an event
@@ -60,8 +62,8 @@ from .slots import Quantity, Slot, headline_slots
 from .stages import BINS, ENGINE_VERSION, PROBE_DRAWS
 from .statistics import TrainingData, fit_statistic, needs_training, statistic_label, training_plan
 
-__all__ = ["AnytimePlan", "AnytimeOutcome", "plan_anytime", "run_anytime", "anytime_report", "DEFAULT_BUDGET", "PILOT", "GROWTH", "MIN_ROUND",
-           "LEARNING_BUDGET", "FUTILITY_START"]
+__all__ = ["AnytimePlan", "Epoch", "AnytimeOutcome", "plan_anytime", "run_anytime", "anytime_report",
+           "DEFAULT_BUDGET", "PILOT", "GROWTH", "MIN_ROUND", "LEARNING_BUDGET", "RELEARN", "FUTILITY_START"]
 
 #: The maximum draws per pair and side of ``samples=None``.
 DEFAULT_BUDGET = 2_000_000
@@ -70,49 +72,91 @@ PILOT = 16
 #: Each round brings the draws so far to this multiple (and at least :data:`MIN_ROUND` more).
 GROWTH = 1.25
 MIN_ROUND = 8
-#: The budget the statistic's training is sized for (:func:`audit.allocation.training_draws`).
+#: The budget the first statistic's training is sized for (:func:`audit.allocation.training_draws`) ...
 LEARNING_BUDGET = 4096
+#: ... and the factor by which each epoch's training, and its betting draws, grow.
+RELEARN = 4
 #: The futility rule is consulted from this many betting draws per side of a pair on ...
 FUTILITY_START = 4096
 #: ... with each event's estimated probabilities moved this many standard deviations in its favour.
 FUTILITY_SDS = 0.5
-#: Chunk keys of round r are r·2²⁰ + c: at most 2²⁰ chunks per round.
+#: Chunk keys of round r (and of epoch e's training and pilot) are r·2²⁰ + c: at most 2²⁰ chunks each.
 _ROUND_KEY = 1 << 20
 
 
 @dataclass(frozen=True)
-class AnytimePlan:
-    """Draws per pair and side: at most ``samples`` over the training, the pilot and the rounds,
-    whose cumulative betting draws (pilot excluded) end at ``ends``."""
+class Epoch:
+    """One statistic's part of an anytime audit: ``training`` draws per side learn it, ``pilot``
+    draws place its histogram, and rounds of bets end at ``ends`` (cumulative betting draws)."""
 
-    samples: int
     training: int
     pilot: int
     ends: tuple[int, ...]
 
+    @property
+    def draws(self) -> int:
+        return self.training + self.pilot + self.ends[-1]
+
     def to_dict(self) -> dict:
-        return {"samples": self.samples, "training": self.training, "pilot": self.pilot, "rounds": len(self.ends),
-                "round_ends": list(self.ends)}
+        return {"training": self.training, "pilot": self.pilot, "rounds": len(self.ends), "round_ends": list(self.ends)}
+
+
+@dataclass(frozen=True)
+class AnytimePlan:
+    """At most ``samples`` draws per pair and side, over ``epochs``: each learns its statistic on
+    :data:`RELEARN` times the draws of the one before and bets until its betting draws reach
+    :data:`RELEARN` times its training (the last one until the budget is spent)."""
+
+    samples: int
+    epochs: tuple[Epoch, ...]
+
+    @property
+    def rounds(self) -> int:
+        return sum(len(epoch.ends) for epoch in self.epochs)
+
+    def to_dict(self) -> dict:
+        return {"samples": self.samples, "epochs": [epoch.to_dict() for epoch in self.epochs]}
 
 
 def plan_anytime(samples: int, output_dim: int, statistic: Any) -> AnytimePlan:
-    """The plan of an anytime audit with at most ``samples`` draws per pair and side."""
-    if output_dim == 1 and statistic in ("auto", "linear"):
-        training = 0  # the output is the statistic
-    else:
-        training = training_draws(min(samples, LEARNING_BUDGET), output_dim, needs_training(statistic, output_dim))
-        if training and not needs_training(statistic, output_dim, training):
-            training = 0
-    available = samples - training - PILOT
-    if available < MIN_ROUND:
-        raise ValueError(f"`samples`={samples} is too small for an anytime audit: it needs at least "
-                         f"{training + PILOT + MIN_ROUND} draws per pair and side (training {training}, "
-                         f"pilot {PILOT}, one round of {MIN_ROUND})")
+    """The plan of an anytime audit with at most ``samples`` draws per pair and side.
+
+    ``"auto"`` and ``"linear"`` on a 1-D output learn nothing (the output is the statistic): one
+    epoch.  A learned statistic starts from the training the fixed design would give a budget of
+    :data:`LEARNING_BUDGET` and grows it :data:`RELEARN`-fold per epoch, up to what the fixed design
+    gives ``samples``: a rare event the first few thousand draws cannot reveal is learned later."""
+    learns = not (output_dim == 1 and statistic in ("auto", "linear")) and needs_training(statistic, output_dim)
+    training = training_draws(min(samples, LEARNING_BUDGET), output_dim, learns) if learns else 0
+    if training and not needs_training(statistic, output_dim, training):
+        training = 0
+    largest = training_draws(samples, output_dim, learns) if training else 0
+    needed = training + PILOT + MIN_ROUND
+    if samples < needed:
+        raise ValueError(f"`samples`={samples} is too small for an anytime audit: it needs at least {needed} "
+                         f"draws per pair and side (training {training}, pilot {PILOT}, one round of {MIN_ROUND})")
+    epochs, used = [], 0
+    while True:
+        betting = samples - used - training - PILOT
+        following = min(largest, training * RELEARN)
+        last = not training or training >= largest or \
+            betting - RELEARN * training < following + PILOT + RELEARN * following
+        if not last:
+            betting = RELEARN * training
+        epochs.append(Epoch(training, PILOT, _round_ends(betting)))
+        used += epochs[-1].draws
+        if last:
+            return AnytimePlan(samples, tuple(epochs))
+        training = following
+
+
+def _round_ends(betting: int) -> tuple[int, ...]:
+    """Cumulative betting draws after each round: the draws so far (pilot included) grow by
+    :data:`GROWTH`, by at least :data:`MIN_ROUND`, up to ``betting``."""
     ends, seen = [], PILOT
-    while not ends or ends[-1] < available:
+    while not ends or ends[-1] < betting:
         seen = max(seen + MIN_ROUND, int(math.ceil(seen * GROWTH)))
-        ends.append(min(seen - PILOT, available))
-    return AnytimePlan(samples, training, PILOT, tuple(ends))
+        ends.append(min(seen - PILOT, betting))
+    return tuple(ends)
 
 
 # --- one headline quantity's e-processes --------------------------------------------------------
@@ -177,8 +221,7 @@ class _Choice:
     growth: float
 
 
-#: Per orientation of :func:`_tails`: the side its event is more likely under, and whether it is a
-#: lower tail.
+#: Per orientation of :func:`_tails`: the side its event is more likely under.
 _MORE_LIKELY = ("neighbour", "base", "base", "neighbour")
 
 
@@ -258,40 +301,62 @@ class AnytimeOutcome:
     ``"budget"``)."""
 
     quantities: list
-    statistics: tuple
+    statistics: tuple  # the last epoch's
     notes: tuple
     rounds: int
-    n: int  # betting draws per side of each pair (pilot excluded)
+    n: int  # betting draws per side of each pair, over all epochs (training and pilots excluded)
     stopped: str
     evidence: list
+    total: int = 0  # draws per side of each pair, training and pilots included
 
 
 def run_anytime(job, executor, bar, statistic, claim, plan: AnytimePlan, gamma: float,
                 checkpoint=None, fingerprint=None) -> AnytimeOutcome:
-    """Train, pilot, then bet in rounds until a violation is certified, the budget is spent or the
-    futility rule ends the audit (module docstring)."""
+    """Learn, pilot and bet in rounds, epoch by epoch, until a violation is certified, the budget is
+    spent or the futility rule ends the audit (module docstring).  The quantities' e-processes run
+    on across epochs: a new statistic only changes which events later rounds may choose."""
     pairs = len(job.datasets)
-    statistics, notes = _train(job, executor, statistic, claim, plan)
-    job = replace(job, statistics=statistics)
-    binnings, counts = _pilot(job, executor, plan)
-    job = replace(job, binnings=binnings)
     quantities = _quantities(claim, gamma, pairs)
-    state = {"counts": counts, "rounds": 0, "evidence": []}
+    state = {"epoch": 0, "counts": None, "rounds": 0, "evidence": [], "draws": 0}
     if checkpoint is not None:
         saved = load_state(checkpoint, fingerprint)
         if saved is not None:
             _restore(saved, state, quantities)
-    for _ in range(state["rounds"]):
-        bar.update(1)
-    stopped = "budget"
-    while state["rounds"] < len(plan.ends):
-        round_index = state["rounds"]
-        n_before = plan.ends[round_index - 1] if round_index else 0
-        m = plan.ends[round_index] - n_before
-        estimates = [_estimates(PairCounts(state["counts"][k, 0], state["counts"][k, 1], n_before + plan.pilot),
+            bar.update(state["rounds"])
+    first_round = sum(len(epoch.ends) for epoch in plan.epochs[:state["epoch"]])
+    stopped, statistics, notes = "budget", (), ()
+    for e in range(state["epoch"], len(plan.epochs)):
+        epoch, final = plan.epochs[e], e == len(plan.epochs) - 1
+        statistics, notes = _train(job, executor, statistic, claim, epoch.training, e)
+        epoch_job = replace(job, statistics=statistics)
+        binnings, counts = _pilot(epoch_job, executor, epoch.pilot, e)
+        epoch_job = replace(epoch_job, binnings=binnings)
+        if state["epoch"] != e or state["counts"] is None:  # a new epoch (not one resumed in its middle)
+            state.update(epoch=e, counts=counts)
+        stopped = _bet(epoch_job, executor, bar, quantities, state, epoch, first_round, final, pairs, checkpoint,
+                       fingerprint)
+        if stopped != "budget":
+            break
+        first_round += len(epoch.ends)
+        state.update(epoch=e + 1, counts=None)
+    epochs = _epochs_used(plan, state["rounds"])
+    total = sum(e.training + e.pilot for e in epochs) + state["draws"]
+    return AnytimeOutcome(quantities, statistics, notes, state["rounds"], state["draws"], stopped, state["evidence"],
+                          total)
+
+
+def _bet(job, executor, bar, quantities, state, epoch: Epoch, first_round: int, final: bool, pairs: int,
+         checkpoint, fingerprint) -> str:
+    """The rounds of one epoch; returns why they stopped."""
+    while state["rounds"] - first_round < len(epoch.ends):
+        local = state["rounds"] - first_round
+        n_before = epoch.ends[local - 1] if local else 0
+        m = epoch.ends[local] - n_before
+        estimates = [_estimates(PairCounts(state["counts"][k, 0], state["counts"][k, 1], n_before + epoch.pilot),
                                 WINNERS_CURSE_SDS) for k in range(pairs)]
         choices = [[_choose(quantity, estimates[k]) for k in range(pairs)] for quantity in quantities]
-        drawn = _round(job, executor, round_index + 1, m)
+        round_number = state["rounds"] + 1
+        drawn = _round(job, executor, round_number, m)
         tails = [_tails(PairCounts(drawn[k][0], drawn[k][1], m)) for k in range(pairs)]
         for quantity, per_pair in zip(quantities, choices):
             for k, choice in enumerate(per_pair):
@@ -300,40 +365,38 @@ def run_anytime(job, executor, bar, statistic, claim, plan: AnytimePlan, gamma: 
                 quantity.bets[k].append(bet)
                 if quantity.testable:
                     quantity.wealth[k] += log_evalue(quantity.family, quantity.at, [bet], quantity.allowed)
-                state["evidence"].append(_evidence(quantity, job, k, round_index + 1, choice, bet))
+                state["evidence"].append(_evidence(quantity, job, k, round_number, choice, bet))
         state["counts"] = state["counts"] + np.stack([np.stack(pair) for pair in drawn])
-        state["rounds"] = round_index + 1
+        state["rounds"] = round_number
+        state["draws"] += m
         bar.update(1)
         if checkpoint is not None:
             _save(checkpoint, fingerprint, state, quantities)
         if _violated(quantities):
-            stopped = "violation"
-            break
-        if _futile(quantities, state, plan, pairs):
-            stopped = "futility"
-            break
-    n = plan.ends[state["rounds"] - 1] if state["rounds"] else 0
-    return AnytimeOutcome(quantities, statistics, notes, state["rounds"], n, stopped, state["evidence"])
+            return "violation"
+        if final and _futile(quantities, state, epoch, local + 1, pairs):
+            return "futility"
+    return "budget"
 
 
-def _train(job, executor, statistic, claim, plan: AnytimePlan):
-    """Fit each pair's statistic on ``plan.training`` draws per side (none: fitted on nothing)."""
+def _train(job, executor, statistic, claim, training: int, epoch: int):
+    """Fit each pair's statistic on ``training`` fresh draws per side (none: fitted on nothing)."""
     pairs = len(job.datasets)
-    training = [(None, None)] * pairs
-    if plan.training:
+    data = [(None, None)] * pairs
+    if training:
         chunk = chunk_size_for(job.output_dim)
-        spec = training_plan(statistic, plan.training, chunk, job.output_dim)
-        sizes = chunk_plan(plan.training, chunk)
-        tasks = [ChunkTask(k, side, Phase.TRAINING, c, size) for k in range(pairs) for side in (0, 1)
-                 for c, size in enumerate(sizes)]
+        spec = training_plan(statistic, training, chunk, job.output_dim)
+        sizes = chunk_plan(training, chunk)
+        tasks = [ChunkTask(k, side, Phase.TRAINING, epoch * _ROUND_KEY + c, size) for k in range(pairs)
+                 for side in (0, 1) for c, size in enumerate(sizes)]
         results = list(executor.map(run_chunk, [(replace(job, training=spec), task) for task in tasks]))
-        per_side = {}
+        per_side: dict = {}
         for task, result in zip(tasks, results):
             per_side.setdefault((task.pair, task.side), []).append(result)
-        training = [tuple(TrainingData.fold(per_side[k, side], spec) for side in (0, 1)) for k in range(pairs)]
+        data = [tuple(TrainingData.fold(per_side[k, side], spec) for side in (0, 1)) for k in range(pairs)]
     fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
                             output_dim=job.output_dim)
-              for (base, neighbour), label in zip(training, job.labels)]
+              for (base, neighbour), label in zip(data, job.labels)]
     return tuple(f[0] for f in fitted), tuple(f[1] for f in fitted)
 
 
@@ -349,9 +412,9 @@ def _pilot_values(job, task: ChunkTask) -> np.ndarray:
     return values
 
 
-def _pilot(job, executor, plan: AnytimePlan):
+def _pilot(job, executor, pilot: int, epoch: int):
     pairs = len(job.datasets)
-    tasks = [ChunkTask(k, side, Phase.PILOT, 0, plan.pilot) for k in range(pairs) for side in (0, 1)]
+    tasks = [ChunkTask(k, side, Phase.PILOT, epoch, pilot) for k in range(pairs) for side in (0, 1)]
     values = list(executor.map(_pilot_values, [(job, task) for task in tasks]))
     binnings, counts = [], np.zeros((pairs, 2, BINS + 2), dtype=np.int64)
     for k in range(pairs):
@@ -398,20 +461,21 @@ def _violated(quantities) -> bool:
     return False
 
 
-def _futile(quantities, state, plan: AnytimePlan, pairs: int) -> bool:
-    """The futility rule: from :data:`FUTILITY_START` betting draws on, stop when for every quantity
-    that can refute the claim, log K plus the remaining draws times the best growth rate estimated
-    with :data:`FUTILITY_SDS` standard deviations of optimism stays below log(1/level) for every
-    pair.  It only ever stops without a violation, so it cannot raise the false-alarm rate."""
-    n = plan.ends[state["rounds"] - 1]
+def _futile(quantities, state, epoch: Epoch, done: int, pairs: int) -> bool:
+    """The futility rule, in the last epoch: from :data:`FUTILITY_START` betting draws of it on, stop
+    when for every quantity that can refute the claim and every pair, log K plus the epoch's remaining
+    draws times the best growth rate estimated with :data:`FUTILITY_SDS` standard deviations of
+    optimism stays below the pair's threshold log(pairs/level).  It only ever stops without a
+    violation, so it cannot raise the false-alarm rate."""
+    n = epoch.ends[done - 1]
     if n < FUTILITY_START:
         return False
-    remaining = plan.ends[-1] - n
+    remaining = epoch.ends[-1] - n
     for quantity in quantities:
         if not quantity.testable:
             continue
         for k in range(pairs):
-            counts = PairCounts(state["counts"][k, 0], state["counts"][k, 1], n + plan.pilot)
+            counts = PairCounts(state["counts"][k, 0], state["counts"][k, 1], n + epoch.pilot)
             rate = _choose(quantity, _estimates(counts, -FUTILITY_SDS)).growth
             if quantity.wealth[k] + rate * remaining >= math.log(pairs / quantity.level):
                 return False
@@ -421,15 +485,15 @@ def _futile(quantities, state, plan: AnytimePlan, pairs: int) -> bool:
 def _save(path, fingerprint, state, quantities) -> None:
     bets = [[[[b.count_a, b.count_b, b.m, b.bet, b.tangent] for b in per_pair] for per_pair in q.bets]
             for q in quantities]
-    meta = dict(fingerprint.meta(), engine=ENGINE_VERSION, rounds=state["rounds"], bets=bets,
-                evidence=state["evidence"])
+    meta = dict(fingerprint.meta(), engine=ENGINE_VERSION, epoch=state["epoch"], rounds=state["rounds"],
+                draws=state["draws"], bets=bets, evidence=state["evidence"])
     save_state(path, meta, {"anytime_counts": state["counts"]})
 
 
 def _restore(saved, state, quantities) -> None:
     meta, arrays = saved
-    state["counts"], state["rounds"], state["evidence"] = arrays["anytime_counts"], int(meta["rounds"]), \
-        list(meta["evidence"])
+    state.update(epoch=int(meta["epoch"]), counts=arrays["anytime_counts"], rounds=int(meta["rounds"]),
+                 draws=int(meta["draws"]), evidence=list(meta["evidence"]))
     for quantity, per_quantity in zip(quantities, meta["bets"]):
         quantity.bets = [[Bet(int(a), int(b), int(m), float(bet), float(t)) for a, b, m, bet, t in per_pair]
                          for per_pair in per_quantity]
@@ -438,6 +502,17 @@ def _restore(saved, state, quantities) -> None:
 
 
 # --- the report -----------------------------------------------------------------------------------
+
+def _epochs_used(plan: AnytimePlan, rounds: int) -> list:
+    """The epochs an audit that stopped after ``rounds`` rounds began (at least the first)."""
+    used, seen = [], 0
+    for epoch in plan.epochs:
+        if used and seen >= rounds:
+            break
+        used.append(epoch)
+        seen += len(epoch.ends)
+    return used
+
 
 def anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome: AnytimeOutcome, plan: AnytimePlan,
                    statistic, accuracy_report, entropy, confidence, started, runtime) -> AuditReport:
@@ -454,7 +529,7 @@ def anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome: Any
         if quantity.testable and bound > quantity.allowed:
             leader = int(np.argmax(quantity.wealth))
             violations.append(SequentialViolation(labels[leader], quantity.slot, bound, float(quantity.allowed),
-                                                  outcome.rounds, outcome.n + plan.pilot))
+                                                  outcome.rounds, outcome.n))
     truth = exact_truth(mechanism, claim)
     claimed_curve = tuple(float(claim.tradeoff(PLOT_ALPHAS)[i]) for i in range(PLOT_ALPHAS.size))
     grid = tuple(float(a) for a in PLOT_ALPHAS)
@@ -469,14 +544,16 @@ def anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome: Any
         (lambda r: (r.epsilon_lower_bound, r.delta_lower_bound, r.mu_lower_bound))
     worst = max(range(len(results)), key=lambda i: key(results[i]))
     epsilon_lb, mu_lb = bounds.get(Quantity.EPSILON, 0.0), bounds.get(Quantity.MU, 0.0)
-    statistic_info = {"option": statistic_label(statistic), "training_samples": plan.training,
+    epochs = _epochs_used(plan, outcome.rounds)
+    training, pilot = sum(e.training for e in epochs), sum(e.pilot for e in epochs)
+    statistic_info = {"option": statistic_label(statistic), "training_samples": epochs[-1].training,
                       "pairs": [dict(s.to_dict(), **note) for s, note in zip(outcome.statistics, outcome.notes)]}
-    draws = draw_counts({"probe": PROBE_DRAWS, "training": plan.training, "pilot": plan.pilot,
-                         "rounds": outcome.n}, len(pairs),
-                        looks={"look": outcome.rounds, "of": len(plan.ends),
+    draws = draw_counts({"probe": PROBE_DRAWS, "training": training, "pilot": pilot, "rounds": outcome.n},
+                        len(pairs),
+                        looks={"look": outcome.rounds, "of": plan.rounds,
                                "stopped_early": outcome.stopped == "violation",
                                "anytime": {"stopped": outcome.stopped, "rounds": outcome.rounds,
-                                           "planned": plan.to_dict()}})
+                                           "epochs": len(epochs), "planned": plan.to_dict()}})
     return AuditReport(
         mechanism=name, claim=claim,
         scenario=scenario.to_dict() if hasattr(scenario, "to_dict") else {"checked": scenario.checked},

@@ -209,14 +209,13 @@ def _audit_anytime(mechanism, name, claim, scenario, pairs, covers, output_dim, 
         {"chunk": chunk, "k": output_dim, "bins": BINS, "anytime": plan.to_dict()}, "anytime",
         assume_unchanged=settings.assume_unchanged)
     executor = make_executor(settings.backend, settings.n_jobs, **dict(settings.backend_options))
-    with tqdm(total=len(plan.ends), disable=not settings.progress, desc=f"anytime audit of {name}",
+    with tqdm(total=plan.rounds, disable=not settings.progress, desc=f"anytime audit of {name}",
               unit="round") as bar, executor:
         outcome = run_anytime(job, executor, bar, settings.statistic, claim, plan, 1.0 - settings.confidence,
                               checkpoint, fingerprint)
-        used = plan.training + plan.pilot + outcome.n
         accuracy_report = _accuracy(mechanism, scenario, pairs, settings,
-                                    min(plan.samples, 1_000_000, max(used, ANYTIME_ACCURACY_SAMPLES)), entropy,
-                                    executor)
+                                    min(plan.samples, 1_000_000, max(outcome.total, ANYTIME_ACCURACY_SAMPLES)),
+                                    entropy, executor)
     return anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome, plan, settings.statistic,
                           accuracy_report, entropy, settings.confidence, started,
                           {"n_jobs": settings.n_jobs, "backend": settings.backend, "chunk_size": chunk,

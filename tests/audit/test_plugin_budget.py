@@ -9,10 +9,12 @@ measured rate, with Clopper–Pearson intervals, is in benchmarks/validity.py --
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from scipy import stats
 
-from audit.testing import assert_claim, audit_confidence, failure_message
+from audit.testing import DEFAULT_SAMPLES, DEFAULT_SEED, assert_claim, audit_confidence, failure_message
 from mechanisms import GaussianMechanism, LaplaceMechanism
 
 
@@ -44,3 +46,9 @@ def test_correct_mechanisms_rarely_fail_with_accuracy_on():
         except AssertionError:
             failures += 1
     assert failures <= stats.binom.ppf(0.999, runs, 0.05)
+
+
+def test_the_documented_defaults_are_the_plugins():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "auditing.md").read_text()
+    assert f"`DEFAULT_SAMPLES` = {DEFAULT_SAMPLES:,} draws per pair and side" in text
+    assert f"seed {DEFAULT_SEED}" in text
