@@ -7,7 +7,7 @@ quantiles, variance and worst-case error claims.
 
 from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
-from .errors import CheckpointError, MechanismError
+from .errors import CheckpointError, CheckpointWarning, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
 from .settings import AuditSettings, SettingsError
 from .spec import AuditSpec, load_spec
@@ -25,6 +25,7 @@ __all__ = [
     "load_spec",
     "AuditReport",
     "CheckpointError",
+    "CheckpointWarning",
     "ColumnAccuracy",
     "ConfidenceInterval",
     "EpsilonCurve",

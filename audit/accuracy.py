@@ -36,7 +36,7 @@ from mechanisms.validation import check_int, check_open_unit, check_seed
 from .executor import check_backend, check_n_jobs, make_executor
 from .intervals import ConfidenceInterval, cp_interval, cp_lower
 from .report import Verdict, jsonable
-from .sampling import Binning, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs
+from .sampling import Binning, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs, single_threaded_blas
 
 __all__ = ["run_accuracy_audit", "AccuracyReport", "ColumnAccuracy"]
 
@@ -108,8 +108,9 @@ class _AccuracyJob:
 
 def _accuracy_chunk(job: _AccuracyJob, chunk: int, size: int):
     rng = chunk_rng(job.entropy, 0, 0, Phase.ACCURACY, chunk)
-    outputs = draw_outputs(job.mechanism, job.dataset, size, rng, f"accuracy chunk {chunk}",
-                           job.name, job.truth.shape[0])
+    with single_threaded_blas():  # the same draws wherever the chunk runs (audit.sampling)
+        outputs = draw_outputs(job.mechanism, job.dataset, size, rng, f"accuracy chunk {chunk}",
+                               job.name, job.truth.shape[0])
     errors = outputs - job.truth
     absolute = np.abs(errors)
     squares = errors * errors  # products, not powers: np.power is ~80x slower here

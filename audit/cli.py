@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="test statistic of every audit (overrides the files' [audit] statistic; "
                           f"default auto): {', '.join(statistic_names())}, or one a scenario file's "
                           "module registers")
+    run.add_argument("--anytime", action="store_true", default=None,
+                     help="anytime audits: draw in growing rounds and stop as soon as the evidence decides, "
+                          "with --samples (or the files' samples) as the maximum (overrides the files' "
+                          "[audit] anytime)")
     run.add_argument("--jobs", type=option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
     run.add_argument("--backend", default="loky", choices=known_backends(), metavar="NAME",
@@ -269,9 +273,10 @@ def _run(args: argparse.Namespace) -> int:
     control = error_control(specs, args.confidence, args.error_control)
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
-                "jobs": args.jobs, "error_control": control,
+                "jobs": args.jobs, "error_control": control, "anytime": bool(args.anytime),
                 "backend": args.backend, "resume": args.resume}
-    overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic}
+    overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
+                 "anytime": args.anytime}
     overrides = {name: value for name, value in overrides.items() if value is not None}
     AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
     options = RunSettings(out=out, overrides=overrides,

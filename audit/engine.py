@@ -37,34 +37,32 @@ see: events of any probability are counted exactly, and an event never observed 
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import math
-import platform
 import time
 import warnings
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
-import scipy
-import statsmodels
 from tqdm.auto import tqdm
 
 import scenarios
 from mechanisms.base import mechanism_name
 from mechanisms.claims import Claim, claim_types
-from mechanisms.parameters import FrozenParameters
 
 from .accuracy import run_accuracy_audit
+from .anytime import anytime_report, plan_anytime, run_anytime
 from .bounds import below_curve, delta_lower_bound, epsilon_lower_bound, mu_lower_bound
-from .checkpoint import load_state
-from .errors import ReproducibilityWarning
+from .checkpoint import CheckpointKey, load_state
+from .errors import CheckpointWarning, ReproducibilityWarning
+from .fingerprint import value_digest
+from .exact import PLOT_ALPHAS, exact_truth, ratio, versions
 from .executor import make_executor
 from .feasibility import SampleSizeWarning, duration_message, unrefutable_message
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
-from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs
+from .sampling import AuditJob, Phase, chunk_rng, chunk_size_for, draw_outputs, single_threaded_blas
 from .search import is_search, resolve_search
 from .selection import DELTA_GRID
 from .slots import MU, Slot
@@ -75,10 +73,11 @@ from .statistics import statistic_label
 from .version import __version__
 from .witness import event_text, statistic_option_text, witness_record
 
-__all__ = ["run_audit", "ENGINE_VERSION"]
+__all__ = ["run_audit", "checkpoint_key", "ENGINE_VERSION", "ANYTIME_ACCURACY_SAMPLES"]
 
-#: α values at which claimed and exact trade-off curves are tabulated for plots.
-PLOT_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-8, 1e-2, 25), np.linspace(0.0, 1.0, 101)]))
+#: An anytime audit's accuracy audit draws as many outputs as its privacy audit did, and at least this.
+ANYTIME_ACCURACY_SAMPLES = 10_000
+
 
 
 def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
@@ -108,7 +107,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
         - ``confidence`` (0.95): every bound in the report holds simultaneously with at least this
           probability;
         - ``seed`` (None): the same seed gives the same report for any ``n_jobs``/``backend``;
-          ``None`` draws fresh entropy, recorded in the report (and reused from ``checkpoint``);
+          ``None`` draws fresh entropy, recorded in the report (an existing ``checkpoint``'s seed
+          is adopted, with a ``CheckpointWarning``);
         - ``statistic`` ("auto"): the test statistic whose threshold events are certified
           (:mod:`audit.statistics`): ``"auto"`` (chosen per pair on training samples; the linear
           statistic, with no training draws, for a 1-D output under 2,048 ``samples``), another
@@ -127,7 +127,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
           ``scheduler``, ``window``, ``share_arguments``, ``dashboard_address``;
         - ``checkpoint`` (None): save accumulated counts atomically after each batch; rerunning
           the same call resumes (the quick look is not saved: a resumed run repeats it, on the
-          same draws);
+          same draws).  Only the same audit resumes: a checkpoint written with another seed,
+          other settings, or a mechanism or callable statistic whose code, closure, defaults,
+          globals or parameters differ is refused (:mod:`audit.fingerprint`);
+          ``assume_unchanged`` (False) resumes one whose mechanism cannot be fingerprinted in full;
         - ``progress`` (True): show a progress bar over chunks.
 
     Returns
@@ -141,6 +144,11 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     name = mechanism_name(mechanism)
     claim = _resolve_claim(mechanism, claim, name)
     scenario = _resolve_scenario(scenario, claim)
+    with single_threaded_blas():  # the same numbers in this process as in any worker (audit.sampling)
+        return _audit(mechanism, name, claim, scenario, settings, started)
+
+
+def _audit(mechanism, name, claim, scenario, settings, started) -> AuditReport:
     samples, confidence, statistic = settings.samples, settings.confidence, settings.statistic
     n_jobs, backend, checkpoint, progress = settings.n_jobs, settings.backend, settings.checkpoint, settings.progress
     backend_options = dict(settings.backend_options)
@@ -153,14 +161,19 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     labels = tuple(pair.label for pair in pairs)
     datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
     output_dim = _probe(mechanism, name, datasets, labels, entropy)
+    if settings.sequential:
+        return _audit_anytime(mechanism, name, claim, scenario, pairs, covers, output_dim, entropy, settings,
+                              started)
     quick, main = plan_stages(samples, output_dim, statistic, claim, len(pairs), 1.0 - confidence,
                               settings.early_stopping)
     _check_enough_samples(samples, main.allocation.certification, main.budget, claim, confidence)
     _warn_sample_size(mechanism, name, datasets[0][0], output_dim, settings, claim, len(pairs), main, entropy)
     job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
     chunk = chunk_size_for(output_dim)
-    fingerprint = _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                               statistic_label(statistic), main.allocation)
+    fingerprint = None if checkpoint is None else checkpoint_key(
+        mechanism, name, claim, datasets, samples, confidence, entropy, statistic,
+        {"chunk": chunk, "k": output_dim, "bins": BINS, "allocation": main.allocation.to_dict()},
+        assume_unchanged=settings.assume_unchanged)
     stages = ((quick, quick_entropy(entropy), None), (main, entropy, checkpoint)) if quick else \
         ((main, entropy, checkpoint),)
     total = sum(stage.chunks(chunk, len(pairs)) for stage, _, _ in stages)
@@ -176,14 +189,7 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
                 bar.total = bar.n
                 bar.refresh()
                 break
-        accuracy_report = None
-        if settings.accuracy and scenario.checked and _declares_accuracy(mechanism):
-            accuracy_options = dict(backend_options)
-            if backend == "dask" and "scheduler" not in accuracy_options:
-                accuracy_options["scheduler"] = executor.client  # reuse the cluster this run started
-            accuracy_report = run_accuracy_audit(
-                mechanism, pairs[0].base, samples=min(samples, 1_000_000), confidence=confidence,
-                seed=entropy, n_jobs=n_jobs, backend=backend, progress=False, **accuracy_options)
+        accuracy_report = _accuracy(mechanism, scenario, pairs, settings, min(samples, 1_000_000), entropy, executor)
 
     statistic_info = {"option": statistic_label(statistic), "option_text": statistic_option_text(statistic),
                       "training_samples": outcome.stage.allocation.training,
@@ -192,6 +198,46 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,
                        {"n_jobs": n_jobs, "backend": backend, "chunk_size": chunk, "output_dim": output_dim})
     return replace(report, draws=stage_draws(outcomes, quick, main, len(pairs)))
+
+
+def _audit_anytime(mechanism, name, claim, scenario, pairs, covers, output_dim, entropy, settings,
+                   started) -> AuditReport:
+    """An anytime audit (:mod:`audit.anytime`): rounds until the evidence decides."""
+    plan = plan_anytime(settings.budget, output_dim, settings.statistic)
+    labels = tuple(pair.label for pair in pairs)
+    datasets = tuple((pair.base, pair.neighbor) for pair in pairs)
+    job = AuditJob(mechanism, name, datasets, labels, entropy, output_dim)
+    chunk = chunk_size_for(output_dim)
+    checkpoint = settings.checkpoint
+    fingerprint = None if checkpoint is None else checkpoint_key(
+        mechanism, name, claim, datasets, plan.samples, settings.confidence, entropy, settings.statistic,
+        {"chunk": chunk, "k": output_dim, "bins": BINS, "anytime": plan.to_dict()}, "anytime",
+        assume_unchanged=settings.assume_unchanged)
+    executor = make_executor(settings.backend, settings.n_jobs, **dict(settings.backend_options))
+    with tqdm(total=plan.rounds, disable=not settings.progress, desc=f"anytime audit of {name}",
+              unit="round") as bar, executor:
+        outcome = run_anytime(job, executor, bar, settings.statistic, claim, plan, 1.0 - settings.confidence,
+                              checkpoint, fingerprint)
+        accuracy_report = _accuracy(mechanism, scenario, pairs, settings,
+                                    min(plan.samples, 1_000_000, max(outcome.total, ANYTIME_ACCURACY_SAMPLES)),
+                                    entropy, executor)
+    return anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome, plan, settings.statistic,
+                          accuracy_report, entropy, settings.confidence, started,
+                          {"n_jobs": settings.n_jobs, "backend": settings.backend, "chunk_size": chunk,
+                           "output_dim": output_dim})
+
+
+def _accuracy(mechanism, scenario, pairs, settings, samples, entropy, executor):
+    """The accuracy audit of a mechanism that declares accuracy claims (None otherwise), on the first
+    pair's base dataset, with draws of its own (:mod:`audit.accuracy`)."""
+    if not (settings.accuracy and scenario.checked and _declares_accuracy(mechanism)):
+        return None
+    options = dict(settings.backend_options)
+    if settings.backend == "dask" and "scheduler" not in options:
+        options["scheduler"] = executor.client  # reuse the cluster this run started
+    return run_accuracy_audit(mechanism, pairs[0].base, samples=samples, confidence=settings.confidence,
+                              seed=entropy, n_jobs=settings.n_jobs, backend=settings.backend, progress=False,
+                              **options)
 
 
 # --- validation at the door ------------------------------------------------------------------
@@ -224,12 +270,19 @@ def _resolve_scenario(scenario, claim):
 
 
 def _resolve_seed(seed, checkpoint) -> int:
+    """``seed``, or fresh entropy when it is None.  A checkpoint's seed is adopted only with a
+    :class:`CheckpointWarning` that says so: a caller who asks for fresh randomness and finds an
+    old checkpoint in place must not silently get the old audit back."""
     if seed is not None:
         return seed
     if checkpoint is not None:
         state = load_state(checkpoint)
         if state is not None and "entropy" in state[0]:
-            return int(state[0]["entropy"])
+            adopted = int(state[0]["entropy"])
+            warnings.warn(f"seed=None: resuming checkpoint {str(checkpoint)!r} with its seed {adopted} (pass "
+                          f"seed={adopted} to resume it without this warning, or delete the file for fresh draws)",
+                          CheckpointWarning, stacklevel=4)
+            return adopted
     return int(np.random.SeedSequence().entropy)
 
 
@@ -293,13 +346,26 @@ def _digest(value) -> str:
     return hashlib.sha256(repr(value).encode()).hexdigest()
 
 
-def _fingerprint(name, claim, datasets, samples, confidence, entropy, chunk, output_dim,
-                 statistic, allocation) -> str:
-    parts = {"engine": ENGINE_VERSION, "mechanism": name, "claim": claim.to_dict(),
-             "pairs": [[_digest(a), _digest(b)] for a, b in datasets], "samples": samples,
-             "confidence": confidence, "entropy": str(entropy), "chunk": chunk, "k": output_dim,
-             "bins": BINS, "statistic": statistic, "allocation": allocation.to_dict()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+def checkpoint_key(mechanism, name, claim, datasets, samples, confidence, entropy, statistic, plan,
+                   mode: str = "fixed", *, assume_unchanged: bool = False) -> CheckpointKey:
+    """The key a checkpoint of this audit is written and resumed under (:mod:`audit.checkpoint`):
+    what determines its draws, the mechanism's and a callable statistic's code and state included
+    (:mod:`audit.fingerprint`)."""
+    mechanism_digest = value_digest(mechanism)
+    unverified = mechanism_digest.unverified
+    if isinstance(statistic, str):
+        statistic_part = statistic
+    else:
+        statistic_digest = value_digest(statistic)
+        statistic_part = f"{statistic_label(statistic)} {statistic_digest.hexdigest}"
+        unverified += tuple(f"statistic: {item}" for item in statistic_digest.unverified)
+    parts = {"engine": ENGINE_VERSION, "numpy": np.__version__,
+             "mechanism": f"{name} {mechanism_digest.hexdigest}", "statistic": statistic_part,
+             "claim": json.dumps(claim.to_dict(), sort_keys=True),
+             "pairs": json.dumps([[_digest(a), _digest(b)] for a, b in datasets]),
+             "samples": str(samples), "confidence": repr(float(confidence)), "seed": str(entropy),
+             "plan": json.dumps(plan, sort_keys=True), "mode": mode}
+    return CheckpointKey(parts, tuple(f"mechanism: {item}" for item in unverified), assume_unchanged)
 
 
 def _probe(mechanism, name, datasets, labels, entropy) -> int:
@@ -343,74 +409,6 @@ def _declares_accuracy(mechanism) -> bool:
 
 # --- assembling the report --------------------------------------------------------------------
 
-def _exact(mechanism, method: str, *args, **kwargs):
-    """The mechanism's exact value, or None where it does not know it.  Values of an immutable
-    reference mechanism (:func:`_immutable`: equal parameters, equal truth) are remembered, so
-    repeated audits of one mechanism compute its exact curves once (some take a second: an
-    accountant's ε(δ) on the 40 δ of the curve)."""
-    function = getattr(mechanism, method, None)
-    if not callable(function):
-        return None
-    if _immutable(mechanism):
-        key = (method, tuple(_hashable(a) for a in args), tuple(sorted((k, _hashable(v)) for k, v in kwargs.items())))
-        return _remembered_exact(mechanism, key, lambda: function(*args, **kwargs))
-    return _call_exact(function, *args, **kwargs)
-
-
-def _immutable(value) -> bool:
-    """Whether ``value`` is built only of numbers, strings, enums, tuples and reference mechanisms
-    (:class:`mechanisms.gaussian.FrozenParameters`) made of them: a composition of a user's
-    mutable mechanism is not, so its truth is recomputed every time."""
-    if isinstance(value, FrozenParameters):
-        return all(_immutable(parameter) for _, parameter in value._params)
-    if isinstance(value, tuple):
-        return all(_immutable(item) for item in value)
-    return value is None or isinstance(value, (bool, int, float, str, enum.Enum))
-
-
-def _call_exact(function, *args, **kwargs):
-    try:
-        return function(*args, **kwargs)
-    except (NotImplementedError, ValueError):
-        return None
-
-
-def _hashable(value):
-    if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.shape, value.tobytes())
-    return value
-
-
-_EXACT_VALUES: dict = {}
-_EXACT_VALUES_MAX = 4096
-_MISSING = object()
-
-
-def _remembered_exact(mechanism, key, compute):
-    """``compute()`` (None if it raises NotImplementedError/ValueError), remembered per mechanism
-    and ``key``; the memory is cleared when it holds :data:`_EXACT_VALUES_MAX` values.  Audits run
-    in threads may clear it at any time, so the value returned is the one looked up or computed here,
-    never re-read after it is stored."""
-    full_key = (mechanism, key)
-    value = _EXACT_VALUES.get(full_key, _MISSING)
-    if value is _MISSING:
-        value = _call_exact(compute)
-        if len(_EXACT_VALUES) >= _EXACT_VALUES_MAX:
-            _EXACT_VALUES.clear()
-        _EXACT_VALUES[full_key] = value
-    return value.copy() if isinstance(value, np.ndarray) else value
-
-
-def _as_float(value) -> Optional[float]:
-    return None if value is None else float(value)
-
-
-def _ratio(numerator, denominator) -> Optional[float]:
-    if numerator is None or denominator is None or not math.isfinite(denominator) or denominator <= 0:
-        return None
-    return float(numerator) / float(denominator)
-
-
 def _tradeoff_curve(label, band, claim, exact_curve) -> TradeoffCurve:
     band = sorted(band, key=lambda c: (c.alpha, c.beta))
     column = lambda attr: tuple(float(getattr(c, attr)) for c in band)  # noqa: E731
@@ -421,7 +419,6 @@ def _tradeoff_curve(label, band, claim, exact_curve) -> TradeoffCurve:
 
 def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statistics, statistic_info,
               accuracy_report, entropy, samples, confidence, started, runtime) -> AuditReport:
-    relation = claim.relation.value
     ref_delta, ref_epsilon = claim.reference_delta, claim.epsilon
     joint = np.array([c.joint for c in certified])
     alpha_hi = np.array([c.alpha_hi for c in certified])
@@ -438,8 +435,8 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
     mus = quantity(mu_lower_bound(alpha_hi, beta_hi), MU)
     curve = epsilon_lower_bound(alpha_hi[None, ~joint], beta_hi[None, ~joint], DELTA_GRID[:, None]).max(axis=1)
 
-    exact_tradeoff = _exact(mechanism, "tradeoff", PLOT_ALPHAS, relation=relation)
-    exact_tradeoff = None if exact_tradeoff is None else tuple(float(v) for v in exact_tradeoff)
+    truth = exact_truth(mechanism, claim)
+    exact_tradeoff = truth.tradeoff
     pair_results = []
     for index, pair in enumerate(pairs):
         mine = owner == index
@@ -463,14 +460,7 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
          for i, c in enumerate(certified) if violated[i]),
         key=lambda v: v.beta_hi - v.claimed_beta))
 
-    exact_epsilon = _as_float(_exact(mechanism, "epsilon_for_delta", ref_delta, relation=relation))
-    exact_delta = _exact(mechanism, "privacy_profile", ref_epsilon, relation=relation)
-    exact_delta = None if exact_delta is None else float(np.asarray(exact_delta))
-    exact_mu = _as_float(_exact(mechanism, "exact_mu", relation))
-    exact_curve = None
-    if exact_epsilon is not None:
-        values = [_exact(mechanism, "epsilon_for_delta", float(d), relation=relation) for d in DELTA_GRID]
-        exact_curve = None if any(v is None for v in values) else tuple(float(v) for v in values)
+    exact_epsilon, exact_delta, exact_mu, exact_curve = truth.epsilon, truth.delta, truth.mu, truth.curve
     epsilon_lb = float(eps_ref.max())
     mu_lb = float(mus.max())
 
@@ -484,18 +474,13 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
                                    tuple(float(claim.epsilon_at(float(d))) for d in DELTA_GRID), exact_curve),
         tradeoff=pair_results[worst].tradeoff,
         exact_epsilon=exact_epsilon, exact_delta=exact_delta, exact_mu=exact_mu,
-        audit_tightness=_ratio(epsilon_lb, exact_epsilon),
-        claim_slack=_ratio(exact_epsilon, ref_epsilon) if exact_epsilon is not None else None,
-        mu_tightness=_ratio(mu_lb, exact_mu),
+        audit_tightness=ratio(epsilon_lb, exact_epsilon),
+        claim_slack=ratio(exact_epsilon, ref_epsilon) if exact_epsilon is not None else None,
+        mu_tightness=ratio(mu_lb, exact_mu),
         worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
         evidence=tuple(dict(c.to_dict([p.label for p in pairs]),
                             event=event_text(statistics[c.event.pair], c.threshold)) for c in certified),
         accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
         statistic=statistic_info, witness=witness,
-        runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=_versions()),
+        runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=versions()),
     )
-
-
-def _versions() -> dict:
-    return {"dpaudit": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "statsmodels": statsmodels.__version__}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MechanismError", "CheckpointError", "ReproducibilityWarning"]
+__all__ = ["MechanismError", "CheckpointError", "ReproducibilityWarning", "CheckpointWarning"]
 
 
 class MechanismError(RuntimeError):
@@ -20,3 +20,7 @@ class CheckpointError(ValueError):
 class ReproducibilityWarning(UserWarning):
     """The mechanism gave different outputs for two generators seeded alike: it draws from
     somewhere other than its ``rng``, so the same seed will not give the same report."""
+
+
+class CheckpointWarning(UserWarning):
+    """A checkpoint was resumed with a setting taken from it (``seed=None`` adopts its seed)."""

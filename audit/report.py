@@ -23,7 +23,8 @@ from .render.html import audit_section
 from .render.plots import PlotsUnavailable, figure_png
 from .render.plots import figures as draw_figures
 
-__all__ = ["Verdict", "Violation", "JointViolation", "EpsilonCurve", "TradeoffCurve", "PairResult", "AuditReport",
+__all__ = ["Verdict", "Violation", "JointViolation", "SequentialViolation", "EpsilonCurve", "TradeoffCurve",
+           "PairResult", "AuditReport",
            "jsonable", "dumps", "draw_counts"]
 
 
@@ -149,6 +150,30 @@ class JointViolation:
 
 
 @dataclass(frozen=True)
+class SequentialViolation:
+    """A headline quantity certified above what the claim allows by an anytime audit's confidence
+    sequence (:mod:`audit.sequential`): ``bound`` holds at the stopping time, after ``rounds`` rounds
+    of ``n`` draws per side of each pair; ``pair`` is the pair whose e-process grew most."""
+
+    pair: str
+    slot: Slot
+    bound: float
+    claimed: float
+    rounds: int
+    n: int
+
+    @property
+    def message(self) -> str:
+        return (f"pair {self.pair!r}: bets on {self.rounds} rounds of events ({self.n:,} draws per side) "
+                f"certify {self.slot.label} ≥ {self.bound:.4g} at the stopping time, but the claim allows at "
+                f"most {self.claimed:.4g}")
+
+    def to_dict(self) -> dict:
+        return {"pair": self.pair, "slot": self.slot.key, "test": "anytime", "bound": self.bound,
+                "claimed": self.claimed, "rounds": self.rounds, "n": self.n, "message": self.message}
+
+
+@dataclass(frozen=True)
 class EpsilonCurve:
     """Certified ε lower bound at each δ (max over pairs), next to the claim and the truth."""
 
@@ -204,7 +229,7 @@ class AuditReport:
     claim: Any
     scenario: dict
     verdict: Verdict
-    violations: tuple[Union[Violation, JointViolation], ...]
+    violations: tuple[Union[Violation, JointViolation, SequentialViolation], ...]
     reference_delta: float
     reference_epsilon: float
     epsilon_lower_bound: float

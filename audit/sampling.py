@@ -65,6 +65,7 @@ class Phase(IntEnum):
     SELECTION = 3
     CERTIFICATION = 4
     ACCURACY = 5
+    ANYTIME = 6  # the rounds of an anytime audit (audit.anytime)
 
 
 def chunk_rng(entropy: int, pair: int, side: int, phase: int, chunk: int) -> np.random.Generator:
@@ -250,15 +251,14 @@ class AuditJob:
 def run_chunk(job: AuditJob, task: ChunkTask):
     """Draw one chunk and reduce it to the sufficient statistic of its phase.
 
-    Vector outputs go through BLAS (the scatter matrix, the projection on the discriminant) and
     OpenBLAS's results depend on its thread count, which differs between the main process and
-    joblib's workers; so such chunks run with BLAS pinned to one thread (see
-    :func:`single_threaded_blas`), which makes them bit-identical wherever they run.
+    joblib's or Dask's workers; a mechanism's own code (a trainer's matrix products) and the
+    statistic (the scatter matrix, the projection on the discriminant) go through it.  So every
+    chunk runs with BLAS pinned to one thread (:func:`single_threaded_blas`), which makes it
+    bit-identical wherever it runs.
     """
-    if job.output_dim > 1:
-        with single_threaded_blas():
-            return _run_chunk(job, task)
-    return _run_chunk(job, task)
+    with single_threaded_blas():
+        return _run_chunk(job, task)
 
 
 def _run_chunk(job: AuditJob, task: ChunkTask):
@@ -277,24 +277,41 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
 
 
 _BLAS_LOCK = threading.Lock()
-_BLAS_CONTROLLER: list = []
+_BLAS_STATE: dict = {"holders": 0, "limiter": None, "controller": None}
 
 
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """Run the body with BLAS limited to one thread, one body at a time in this process.
+    """Run the body with BLAS limited to one thread in this process (re-entrant, shared).
 
     OpenBLAS splits a product differently for different thread counts, and the sums differ in
     the last bits (measured: ``x.T @ x`` and ``x @ w`` for x of shape (10381, 101) differ between
-    1 and 2 threads).  The main process runs BLAS with every core, joblib's workers with fewer, so
-    without this the discriminant of a vector-output audit changed with ``n_jobs``.  One thread
-    is also the fast choice here: chunks are already parallel, and on a busy 2-core machine a
-    2-thread (101 × 101) scatter product was measured 10–25× slower than a 1-thread one.  The
-    thread limit is process-wide, hence the lock (it serialises such chunks under joblib's
-    ``threading`` backend).
+    1 and 2 threads, and dp-accounting's δ(ε) of the DP-SGD suite between 1 and 2 threads in its
+    16th digit).  The main process runs BLAS with every core, joblib's and Dask's workers with
+    fewer, so without this a statistic fitted in the main process, a mechanism's exact values and
+    the draws of a mechanism that multiplies matrices changed with ``n_jobs``, the backend, or
+    whether an audit of ``dpaudit run --jobs 2`` ran in a worker.  :func:`audit.run_audit` holds
+    it for the whole audit and :func:`run_chunk` for every chunk, wherever it runs.  One thread is
+    also the fast choice for chunks: they are already parallel, and on a busy 2-core machine a
+    2-thread (101 × 101) scatter product was measured 10–25× slower than a 1-thread one.
+
+    The limit is process-wide, so it is counted rather than scoped: the first holder in a process
+    sets one thread, the last to leave restores the previous count.  Bodies never wait for one
+    another (chunks under joblib's ``threading`` backend run side by side), and every holder sees
+    one thread for as long as it holds it.  Other threads of the process see one thread
+    meanwhile too.
     """
     with _BLAS_LOCK:
-        if not _BLAS_CONTROLLER:
-            _BLAS_CONTROLLER.append(ThreadpoolController())
-        with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
-            yield
+        if _BLAS_STATE["holders"] == 0:
+            if _BLAS_STATE["controller"] is None:
+                _BLAS_STATE["controller"] = ThreadpoolController()
+            _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=1, user_api="blas")
+        _BLAS_STATE["holders"] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_STATE["holders"] -= 1
+            if _BLAS_STATE["holders"] == 0:
+                limiter, _BLAS_STATE["limiter"] = _BLAS_STATE["limiter"], None
+                limiter.restore_original_limits()

@@ -115,6 +115,11 @@ def _exploration_rng(seed: int, candidate: int, side: int) -> np.random.Generato
 
 
 def _explore(job: _ExploreJob, index: int, label: str, base, neighbour) -> CandidateScore:
+    with single_threaded_blas():  # bit-identical wherever it runs (see audit.sampling)
+        return _explore_pinned(job, index, label, base, neighbour)
+
+
+def _explore_pinned(job: _ExploreJob, index: int, label: str, base, neighbour) -> CandidateScore:
     outputs = []
     for side, data in enumerate((base, neighbour)):
         rng = _exploration_rng(job.seed, index, side)
@@ -128,9 +133,6 @@ def _explore(job: _ExploreJob, index: int, label: str, base, neighbour) -> Candi
     if outputs[0].shape[1] != outputs[1].shape[1]:
         raise ValueError(f"mechanism {job.name!r} returned {outputs[0].shape[1]} and "
                          f"{outputs[1].shape[1]} columns on the two datasets of {label!r}")
-    if outputs[0].shape[1] > 1:
-        with single_threaded_blas():  # bit-identical wherever it runs (see audit.sampling)
-            return score_candidate(outputs[0], outputs[1], job.claim, statistic=job.statistic)
     return score_candidate(outputs[0], outputs[1], job.claim, statistic=job.statistic)
 
 

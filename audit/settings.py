@@ -26,11 +26,14 @@ from mechanisms.validation import check_open_unit, check_seed
 from .parallelism import DASK_OPTIONS, check_backend, check_n_jobs
 from .statistics import check_statistic, statistic_label
 
-__all__ = ["AuditSettings", "SettingsError", "FILE_KEYS", "exact_integer", "option_type"]
+__all__ = ["AuditSettings", "SettingsError", "FILE_KEYS", "ANYTIME_SAMPLES", "exact_integer", "option_type"]
 
 #: The settings a scenario file's ``[audit]`` table may set.  The others say how *this machine*
 #: runs an audit (workers, backend, progress bar, checkpoint file), not what the audit is.
-FILE_KEYS = ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy")
+FILE_KEYS = ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy", "anytime")
+
+#: The maximum draws per pair and side of an anytime audit given ``samples=None``.
+ANYTIME_SAMPLES = 2_000_000
 
 _GROUPED_DIGITS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
 _INTEGER_FORMS = "e.g. 100000, 100_000, 100,000 or 1e5"
@@ -63,8 +66,11 @@ def exact_integer(text: str) -> int:
     return int(value)
 
 
-def _count(value: Any) -> int:
-    """``samples``: an integer ≥ 1; a float that is exactly an integer (TOML's ``1e6``) counts."""
+def _count(value: Any) -> Optional[int]:
+    """``samples``: an integer ≥ 1 (a float that is exactly an integer, TOML's ``1e6``, counts), or
+    None: an anytime audit with at most :data:`ANYTIME_SAMPLES` draws."""
+    if value is None:
+        return None
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)):
         if float(value).is_integer():
             value = int(value)
@@ -105,10 +111,12 @@ _CHECKS = {
     "statistic": check_statistic,
     "early_stopping": _flag("early_stopping"),
     "accuracy": _flag("accuracy"),
+    "anytime": _flag("anytime"),
     "n_jobs": check_n_jobs,
     "backend": check_backend,
     "backend_options": _backend_options,
     "checkpoint": _checkpoint,
+    "assume_unchanged": _flag("assume_unchanged"),
     "progress": _flag("progress"),
 }
 
@@ -119,8 +127,10 @@ class AuditSettings:
 
     Attributes
     ----------
-    samples : int
-        Draws per pair and per side in total, over all phases (:mod:`audit.allocation`).
+    samples : int or None
+        Draws per pair and per side in total, over all phases (:mod:`audit.allocation`); with
+        ``anytime``, the most the audit may draw.  None means ``anytime=True`` with at most
+        :data:`ANYTIME_SAMPLES`.
     confidence : float
         Every bound of the report holds simultaneously with at least this probability, and a
         claim that holds is reported VIOLATED with probability at most 1 − ``confidence``.
@@ -134,25 +144,39 @@ class AuditSettings:
         Look at the evidence three times and stop at the first look that certifies a violation.
     accuracy : bool
         Also audit the accuracy claims of mechanisms that declare them.
+    anytime : bool
+        Draw in growing rounds and stop as soon as a violation is certified, the budget
+        ``samples`` is spent or more draws are unlikely to refute the claim; every bound is valid at
+        the stopping time (:mod:`audit.anytime`).  ``early_stopping`` does not apply.
     n_jobs, backend, backend_options
         Parallelism: workers (-1 = all cores), any joblib backend or ``"dask"``, and the options of
         ``backend="dask"`` (``scheduler``, ``window``, ``share_arguments``, ``dashboard_address``).
     checkpoint : path or None
-        Save progress atomically after each batch; rerunning the same audit resumes.
+        Save progress atomically after each batch; rerunning the same audit resumes.  A checkpoint
+        is resumed only by the audit that wrote it: the same seed, settings, pairs, claim, and a
+        mechanism (and callable statistic) with the same code, closure, defaults, globals and
+        parameters (:mod:`audit.fingerprint`); anything else is refused, naming what differs.
+        With ``seed=None`` a checkpoint's seed is adopted with a ``CheckpointWarning``.
+    assume_unchanged : bool
+        Resume a checkpoint even though part of the mechanism or statistic cannot be fingerprinted
+        (an object that can be neither pickled nor read; the refusal lists it): you vouch that it
+        has not changed since the checkpoint was written.
     progress : bool
         Show a progress bar.
     """
 
-    samples: int = 2_000_000
+    samples: Optional[int] = 2_000_000
     confidence: float = 0.95
     seed: Optional[int] = None
     statistic: Any = "auto"
     early_stopping: bool = True
     accuracy: bool = True
+    anytime: bool = False
     n_jobs: int = 1
     backend: str = "loky"
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     checkpoint: Optional[Path] = None
+    assume_unchanged: bool = False
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -171,6 +195,16 @@ class AuditSettings:
             raise errors[0]
         if errors:
             raise SettingsError([str(e) for e in errors])
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the audit is an anytime one (``anytime``, or ``samples=None``)."""
+        return self.anytime or self.samples is None
+
+    @property
+    def budget(self) -> int:
+        """``samples``, or :data:`ANYTIME_SAMPLES` for ``samples=None``."""
+        return ANYTIME_SAMPLES if self.samples is None else self.samples
 
     # -- building --------------------------------------------------------------------------------
     def replace(self, **changes: Any) -> "AuditSettings":
@@ -246,7 +280,7 @@ class AuditSettings:
                 value = float(text)
             except ValueError:
                 pass
-        elif name in ("early_stopping", "accuracy", "progress") and text.strip().lower() in ("true", "false"):
+        elif name in ("early_stopping", "accuracy", "anytime", "assume_unchanged", "progress") and text.strip().lower() in ("true", "false"):
             value = text.strip().lower() == "true"
         try:
             return _CHECKS[name](value)
@@ -261,10 +295,10 @@ class AuditSettings:
         """JSON-able: the statistic as its label, the checkpoint as a string."""
         return {"samples": self.samples, "confidence": self.confidence, "seed": self.seed,
                 "statistic": statistic_label(self.statistic), "early_stopping": self.early_stopping,
-                "accuracy": self.accuracy, "n_jobs": self.n_jobs, "backend": self.backend,
+                "accuracy": self.accuracy, "anytime": self.anytime, "n_jobs": self.n_jobs, "backend": self.backend,
                 "backend_options": {k: str(v) for k, v in self.backend_options.items()},
                 "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
-                "progress": self.progress}
+                "assume_unchanged": self.assume_unchanged, "progress": self.progress}
 
 
 def _check_backend_options(backend: str, options: Mapping[str, Any]) -> None:

@@ -265,8 +265,8 @@ class _PhaseRunner:
 
     def _save(self):
         if self.path is not None:
-            save_state(self.path, {"fingerprint": self.fingerprint, "entropy": str(self.entropy),
-                                   "engine": ENGINE_VERSION}, self.arrays)
+            save_state(self.path, dict(self.fingerprint.meta(), entropy=str(self.entropy), engine=ENGINE_VERSION),
+                       self.arrays)
 
     def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None) -> None:
         """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans."""

@@ -47,8 +47,9 @@ from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 import scenarios
-from audit import Verdict, cp_interval, run_audit
+from audit import Verdict, anytime, cp_interval, run_audit
 from audit.report import jsonable
+from audit.testing import assert_claim
 from mechanisms import (Composition, CorrelatedGaussianMechanism, GaussianMechanism, LaplaceMechanism,
                         TruncatedLaplaceMechanism)
 from mechanisms.validation import check_int, check_open_unit
@@ -58,6 +59,8 @@ from scenarios.faulty_cases import FAULTY_MECHANISMS
 __all__ = ["REFERENCE_CASES", "FULL", "QUICK", "ValidityRow", "PowerRow", "GridPoint", "StudyResult",
            "run_study", "main", "run_seed"]
 
+#: How the correct mechanisms are audited (:func:`run_study`'s ``mode``).
+MODES = ("fixed", "anytime", "plugin")
 #: Detection rate a sample count must reach to count as "detected" in the grid search.
 DETECTION_TARGET = 0.95
 #: Confidence of the Clopper–Pearson intervals printed around observed rates.
@@ -175,21 +178,48 @@ def run_seed(seed: int, case: str, samples: int, run: int) -> int:
     return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1, np.uint64)[0])
 
 
-def _audit_once(kind: str, name: str, samples: int, seed: int, confidence: float) -> dict:
-    """One audit (the job run by a worker): the verdict and the certified bounds."""
+def _audit_once(kind: str, name: str, samples: int, seed: int, confidence: float, mode: str = "fixed") -> dict:
+    """One audit (the job run by a worker): the verdict and the certified bounds.
+
+    ``mode`` "fixed" is the default design; "anytime" an anytime audit with at most ``samples``
+    draws, monitored after every round up to the budget (the futility rule is switched off, so no
+    run stops before it has had every chance to raise a false alarm); "plugin" the pytest plugin's
+    ``assert_claim(accuracy=True)``, whose failure (privacy or accuracy) is the event counted."""
     cpu = time.process_time()
     made = _factory(kind, name)()
     mechanism, scenario = made[:2]
     statistic = made[2] if len(made) > 2 else "auto"
+    if mode == "plugin":
+        return _plugin_once(mechanism, scenario, samples, seed, confidence, statistic, cpu)
+    if mode == "anytime":
+        anytime.FUTILITY_START = math.inf  # continuous monitoring up to the budget (this worker only)
     report = run_audit(mechanism, scenario, samples=samples, confidence=confidence, seed=seed,
-                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic, anytime=mode == "anytime")
     return {"violated": report.verdict is Verdict.VIOLATED,
             "epsilon_lb": float(report.epsilon_lower_bound),
             "delta_lb": float(report.delta_lower_bound),
             "mu_lb": float(report.mu_lower_bound),
             "chose_early": "chose_early" in (report.draws or {}).get("looks", {}),
+            "draws_per_side": int((report.draws or {}).get("per_side", 0)),
             "wall_time_s": float(report.runtime["wall_time_s"]),
             "cpu_time_s": time.process_time() - cpu}
+
+
+def _plugin_once(mechanism, scenario, samples, seed, confidence, statistic, cpu) -> dict:
+    """One ``assert_claim(accuracy=True)``: whether it failed, and on what."""
+    failed, message = False, ""
+    try:
+        report = assert_claim(mechanism, scenario, samples=samples, seed=seed, confidence=confidence, accuracy=True,
+                              statistic=statistic)
+    except AssertionError as error:
+        failed, message, report = True, str(error), None
+    return {"violated": failed, "privacy_failed": "privacy claim" in message,
+            "accuracy_failed": "accuracy claims" in message,
+            "epsilon_lb": float(report.epsilon_lower_bound) if report else math.nan,
+            "delta_lb": float(report.delta_lower_bound) if report else math.nan,
+            "mu_lb": float(report.mu_lower_bound) if report else math.nan, "chose_early": False,
+            "draws_per_side": int(report.draws["per_side"]) if report else 0,
+            "wall_time_s": 0.0, "cpu_time_s": time.process_time() - cpu}
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -235,6 +265,8 @@ class ValidityRow:
     mean_mu_lb: float
     runs: tuple[dict, ...] = field(repr=False)
     chose_early: int = 0  # runs that chose early (audit.allocation)
+    accuracy_failures: int = 0  # plugin mode: runs failed by the accuracy audit
+    median_draws: float = 0.0  # draws per side in total, median over runs
 
 
 @dataclass(frozen=True)
@@ -279,8 +311,14 @@ class StudyResult:
 
     def to_markdown(self) -> str:
         p = self.parameters
-        lines = [f"Validity: each correct mechanism audited {p['runs']} times at its claim, "
-                 f"{p['samples']:,} samples per pair and side (all phases), confidence {p['confidence']}. "
+        mode = p.get("mode", "fixed")
+        how = {"fixed": f"{p['samples']:,} samples per pair and side (all phases)",
+               "anytime": f"anytime audits of at most {p['samples']:,} samples per pair and side, each "
+                          "monitored after every round up to its budget (futility rule off)",
+               "plugin": f"through `assert_claim(accuracy=True)` (the pytest plugin), {p['samples']:,} samples, "
+                         "a failure of the privacy or the accuracy audit counted"}[mode]
+        lines = [f"Validity: each correct mechanism audited {p['runs']} times at its claim, {how}, "
+                 f"confidence {p['confidence']}. "
                  "False-VIOLATED rate with its two-sided 95% Clopper–Pearson interval; coverage = "
                  "fraction of runs whose certified lower bound is ≤ the exact value.", "",
                  "| mechanism | claim | exact ε / δ / μ | false VIOLATED [95% CP] | allowed | "
@@ -294,6 +332,12 @@ class StudyResult:
                 f"{'' if row.within_bound else ' ✗'} | {_fmt(row.coverage_epsilon, 3)} | "
                 f"{_fmt(row.coverage_delta, 3)} | {_fmt(row.coverage_mu, 3)} | "
                 f"{_fmt(row.mean_epsilon_lb)} | {_fmt(row.mean_mu_lb)} |")
+        if mode == "plugin":
+            lines += ["", "Failures by the accuracy audit: " + ", ".join(
+                f"{row.mechanism} {row.accuracy_failures}/{len(row.runs)}" for row in self.validity) + "."]
+        if mode == "anytime":
+            lines += ["", "Median draws per side in total: " + ", ".join(
+                f"{row.mechanism} {row.median_draws:,.0f}" for row in self.validity) + "."]
         if any(row.chose_early for row in self.validity):
             lines += ["", "Runs that chose early (`audit.allocation`): " + ", ".join(
                 f"{row.mechanism} {row.chose_early}/{len(row.runs)}" for row in self.validity) + "."]
@@ -327,8 +371,8 @@ class StudyResult:
 class _Runner:
     """Runs lists of audit jobs in parallel with one shared progress bar."""
 
-    def __init__(self, n_jobs: int, confidence: float, seed: int, progress: bool):
-        self.confidence, self.seed = confidence, seed
+    def __init__(self, n_jobs: int, confidence: float, seed: int, progress: bool, mode: str = "fixed"):
+        self.confidence, self.seed, self.mode = confidence, seed, mode
         self.parallel = Parallel(n_jobs=n_jobs, return_as="generator")
         self.bar = tqdm(total=0, disable=not progress, desc="validity study", unit="audit")
         self.cpu_seconds = 0.0  # summed over all audits (the workers' process time)
@@ -348,7 +392,8 @@ class _Runner:
         self.bar.refresh()
         results = []
         calls = (delayed(_audit_once)(kind, case, samples, run_seed(self.seed, case, samples, run),
-                                      self.confidence) for kind, case, samples, run in jobs)
+                                      self.confidence, self.mode if kind == "correct" else "fixed")
+                 for kind, case, samples, run in jobs)
         for result in self.parallel(calls):
             results.append(result)
             self.cpu_seconds += result["cpu_time_s"]
@@ -382,7 +427,7 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
               power_runs: int = FULL["power_runs"], default_samples: int = FULL["default_samples"],
               grid_runs: int = FULL["grid_runs"], grid_start: int = FULL["grid_start"],
               confidence: float = 0.95, seed: int = 20261121, n_jobs: int = 1,
-              progress: bool = True) -> StudyResult:
+              progress: bool = True, mode: str = "fixed") -> StudyResult:
     """Run the validity and power study and return its table.
 
     Parameters
@@ -397,7 +442,12 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
     seed : base seed; every audit's seed is :func:`run_seed` of it.
     n_jobs : joblib workers over audits (each audit runs single-threaded).
     progress : show a tqdm bar.
+    mode : how the correct mechanisms are audited: "fixed" (the default design), "anytime" (an
+        anytime audit with at most ``samples`` draws, monitored after every round, futility off) or
+        "plugin" (``audit.testing.assert_claim(accuracy=True)``: a failure of either audit counts).
     """
+    if mode not in MODES:
+        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
     cases = _check_cases(cases, REFERENCE_CASES, "cases")
     faulty = _check_cases(faulty, FAULTY_MECHANISMS, "faulty")
     runs, samples = check_int("runs", runs), check_int("samples", samples)
@@ -412,9 +462,9 @@ def run_study(*, cases: Optional[Sequence[str]] = None, faulty: Optional[Sequenc
     parameters = {"cases": list(cases), "faulty": list(faulty), "runs": runs, "samples": samples,
                   "power_runs": power_runs, "default_samples": default_samples,
                   "grid_runs": grid_runs, "grid_start": grid_start, "confidence": confidence,
-                  "seed": seed, "n_jobs": n_jobs, "detection_target": DETECTION_TARGET}
+                  "seed": seed, "n_jobs": n_jobs, "detection_target": DETECTION_TARGET, "mode": mode}
 
-    with _Runner(n_jobs, confidence, seed, progress) as runner:
+    with _Runner(n_jobs, confidence, seed, progress, mode) as runner:
         # Phase 1: everything whose size is known in advance, the costly power runs first.
         jobs = [("faulty", c, default_samples, r) for c in faulty for r in range(power_runs)]
         jobs += [("correct", c, samples, r) for c in cases for r in range(runs)]
@@ -461,8 +511,10 @@ def _validity_row(case: str, results: list[dict], samples: int, confidence: floa
         coverage_epsilon=_covered(column("epsilon_lb"), truth["exact_epsilon"]),
         coverage_delta=_covered(column("delta_lb"), truth["exact_delta"]),
         coverage_mu=_covered(column("mu_lb"), truth["exact_mu"]),
-        mean_epsilon_lb=float(np.mean(column("epsilon_lb"))), mean_mu_lb=float(np.mean(column("mu_lb"))),
-        runs=tuple(results), chose_early=int(sum(r.get("chose_early", False) for r in results)))
+        mean_epsilon_lb=float(np.nanmean(column("epsilon_lb"))), mean_mu_lb=float(np.nanmean(column("mu_lb"))),
+        runs=tuple(results), chose_early=int(sum(r.get("chose_early", False) for r in results)),
+        accuracy_failures=int(sum(r.get("accuracy_failed", False) for r in results)),
+        median_draws=float(np.median([r.get("draws_per_side", 0) for r in results])))
 
 
 def _power_row(case: str, results: list[dict], default_samples: int, grid: list[GridPoint]) -> PowerRow:
@@ -497,6 +549,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=None,
                         help="directory for validity.json and validity.md")
     parser.add_argument("--no-progress", action="store_true")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--anytime", action="store_const", dest="mode", const="anytime",
+                        help="audit the correct mechanisms with anytime audits of at most --samples draws, "
+                             "monitored after every round (futility rule off)")
+    chosen.add_argument("--plugin", action="store_const", dest="mode", const="plugin",
+                        help="audit the correct mechanisms through assert_claim(accuracy=True)")
     return parser
 
 
@@ -508,7 +566,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if value is not None:
             settings[key] = value
     result = run_study(cases=args.cases, faulty=args.faulty, confidence=args.confidence,
-                       seed=args.seed, n_jobs=args.n_jobs, progress=not args.no_progress, **settings)
+                       seed=args.seed, n_jobs=args.n_jobs, progress=not args.no_progress,
+                       mode=args.mode or "fixed", **settings)
     table = result.to_markdown()
     command = "python benchmarks/validity.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(table)

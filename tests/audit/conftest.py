@@ -1,11 +1,13 @@
 """Fixtures of the audit tests: a small seeded scenario for the engine, and the arguments that load
-the pytest plugin in pytester's inner runs."""
+the pytest plugin in pytester's inner runs, and a simulated ^C between chunks."""
 
+import contextlib
 from importlib import metadata
 
 import pytest
 
 import scenarios
+from audit import sampling
 
 
 @pytest.fixture
@@ -19,3 +21,26 @@ def plugin_args() -> list[str]:
     """Load the plugin once: by its entry point name when installed, else by module."""
     installed = any(ep.name == "dpaudit" for ep in metadata.entry_points(group="pytest11"))
     return ["-p", "dpaudit" if installed else "audit.testing", "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def interrupt_chunks(monkeypatch):
+    """``with interrupt_chunks(calls):`` an in-process audit raises KeyboardInterrupt (simulating
+    ^C) at chunk call ``calls + 1``, leaving the mechanism itself untouched: a checkpoint is only
+    resumed by the same mechanism (audit/fingerprint.py)."""
+
+    @contextlib.contextmanager
+    def after(calls: int):
+        original, made = sampling.draw_outputs, []
+
+        def draw(*args, **kwargs):
+            if len(made) >= calls:
+                raise KeyboardInterrupt
+            made.append(None)
+            return original(*args, **kwargs)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(sampling, "draw_outputs", draw)
+            yield
+
+    return after

@@ -153,7 +153,7 @@ def test_two_pairs_and_a_gdp_claim_choose_early_and_account_for_every_draw():
 
 
 @pytest.mark.statistical
-def test_an_interrupted_audit_that_chose_early_resumes_to_the_same_report(tmp_path):
+def test_an_interrupted_audit_that_chose_early_resumes_to_the_same_report(tmp_path, interrupt_chunks):
     path = tmp_path / "audit.ckpt.npz"
     mechanism = LaplaceMechanism(epsilon=1.0, sensitivity=0.25)
     kwargs = dict(claim=PureDP(1.0), samples=180, seed=SEED, progress=False, accuracy=False, n_jobs=1)
@@ -161,13 +161,8 @@ def test_an_interrupted_audit_that_chose_early_resumes_to_the_same_report(tmp_pa
     reference = run_audit(mechanism, pair, **kwargs)
     assert "chose_early" in reference.draws["looks"]
 
-    class Interrupted(_Recording):
-        def __call__(self, dataset, size, rng):
-            if len(self.sizes) == 7:  # probe 3, pilot 2, first selection 2: at the first certification
-                raise KeyboardInterrupt
-            return super().__call__(dataset, size, rng)
-
-    with pytest.raises(KeyboardInterrupt):
-        run_audit(Interrupted(mechanism), pair, checkpoint=path, **kwargs)
+    with interrupt_chunks(5):  # pilot 2, first selection 2, then one certification
+        with pytest.raises(KeyboardInterrupt):
+            run_audit(mechanism, pair, checkpoint=path, **kwargs)
     resumed = run_audit(mechanism, pair, checkpoint=path, **kwargs)
     assert resumed.evidence == reference.evidence and resumed.draws == reference.draws

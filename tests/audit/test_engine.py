@@ -68,37 +68,22 @@ def test_different_seeds_differ(ones_pair_1d):
     assert a.evidence != b.evidence
 
 
-class _Interruptible:
-    """A Gaussian mechanism that raises KeyboardInterrupt after `budget` calls (simulating ^C)."""
-
-    def __init__(self, budget):
-        self.inner = GaussianMechanism(epsilon=1.0, delta=1e-5)
-        self.name = self.inner.name
-        self.claim = self.inner.claim
-        self.budget = budget
-
-    def __call__(self, dataset, size, rng):
-        if self.budget is not None:
-            self.budget -= 1
-            if self.budget < 0:
-                raise KeyboardInterrupt
-        return self.inner(dataset, size, rng)
-
-
-def test_resumed_checkpoint_gives_the_same_report(tmp_path, ones_pair_1d):
+def test_resumed_checkpoint_gives_the_same_report(tmp_path, ones_pair_1d, interrupt_chunks):
     path = tmp_path / "audit.ckpt.npz"
+    mechanism = GaussianMechanism(epsilon=1.0, delta=1e-5)
     kwargs = dict(samples=3_000_000, seed=SEED, progress=False, accuracy=False, n_jobs=1)
-    reference = run_audit(_Interruptible(None), ones_pair_1d, **kwargs)
-    # Mechanism calls (one per chunk and side): 2 probes, the quick look's 8 (training, pilot,
-    # selection, certification; not checkpointed), then the main audit's training 2, pilot 2,
-    # first-look selection 2 and certification 2, second-look selection 2, and one chunk into the
-    # last certification segment: interrupted there, with the earlier looks' counts on disk.
-    with pytest.raises(KeyboardInterrupt):
-        run_audit(_Interruptible(2 + 8 + 2 + 2 + 2 + 2 + 2 + 1), ones_pair_1d, checkpoint=path, **kwargs)
+    reference = run_audit(mechanism, ones_pair_1d, **kwargs)
+    # Chunk calls (one per chunk and side): the quick look's 8 (training, pilot, selection,
+    # certification; not checkpointed), then the main audit's training 2, pilot 2, first-look
+    # selection 2 and certification 2, second-look selection 2, and one chunk into the last
+    # certification segment: interrupted there, with the earlier looks' counts on disk.
+    with interrupt_chunks(8 + 2 + 2 + 2 + 2 + 2 + 1):
+        with pytest.raises(KeyboardInterrupt):
+            run_audit(mechanism, ones_pair_1d, checkpoint=path, **kwargs)
     assert path.exists()
     with np.load(path) as saved:
         assert {"selection_counts_1", "certification_counts_0"} <= set(saved.files)
-    resumed = run_audit(_Interruptible(None), ones_pair_1d, checkpoint=path, **kwargs)
+    resumed = run_audit(GaussianMechanism(epsilon=1.0, delta=1e-5), ones_pair_1d, checkpoint=path, **kwargs)
     assert _reproducible(resumed) == _reproducible(reference)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import scenarios
 from audit import Verdict, run_audit
-from audit import engine, stages
+from audit import exact, stages
 from audit.selection import LOOK_FRACTIONS, LOOK_SHARES
 from audit.slots import headline_slots
 from mechanisms import GaussianMechanism
@@ -107,7 +107,7 @@ def test_exact_values_of_an_immutable_mechanism_are_computed_once(monkeypatch):
         return original(self, delta, relation=relation)
 
     monkeypatch.setattr(GaussianMechanism, "epsilon_for_delta", counted)
-    monkeypatch.setattr(engine, "_EXACT_VALUES", {})
+    monkeypatch.setattr(exact, "_EXACT_VALUES", {})
     mechanism = GaussianMechanism(1.0, 1e-5)
     first = run_audit(mechanism, scenarios.counting(1), samples=20_000, seed=1, progress=False, accuracy=False)
     computed = len(calls)
@@ -133,5 +133,5 @@ def test_exact_values_of_a_composition_of_a_mutable_mechanism_are_not_remembered
             return rng.normal(0.0, self.sigma, (size, 1))
 
     composed = Composition(Mutable(), 2)
-    assert not engine._immutable(composed) and engine._immutable(Composition(GaussianMechanism(1.0, 1e-5), 2))
-    assert engine._exact(composed, "epsilon_for_delta", 1e-5) is None  # no crash, and nothing known
+    assert not exact.is_immutable(composed) and exact.is_immutable(Composition(GaussianMechanism(1.0, 1e-5), 2))
+    assert exact.exact_value(composed, "epsilon_for_delta", 1e-5) is None  # no crash, and nothing known
