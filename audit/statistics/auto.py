@@ -41,8 +41,11 @@ u_lo ≤ 0 whatever its number of thresholds.
    candidate that models it (``flag-value`` for outputs with ⊤/⊥ patterns or sentinels,
    ``additive`` for vector outputs whose columns are uncorrelated — the likelihood ratio of
    independent columns is a sum —, ``categorical`` for discrete outputs, else ``linear``) is chosen
-   unless linear separates better by :data:`SEPARATION_Z` standard errors; a candidate that
-   separates better than the structural one by as much is chosen instead.
+   unless another separates clearly better: by :data:`SEPARATION_Z` standard errors of the paired
+   difference and by a factor :data:`SEPARATION_FACTOR`.  The factor guards against monotone
+   transforms, which can raise d without changing the threshold events: for a Laplace shift the
+   sign of the output separates √2 times better than the output itself, yet {x ≥ t} are the
+   Neyman–Pearson tests of both.
 
 The winner is refitted on all the training draws (a classifier is kept as fitted, on a quarter of
 :data:`~audit.statistics.classifier.TRAINING_ROWS` rows per side).  None of this touches the
@@ -68,7 +71,7 @@ from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_se
 from .linear import LinearStatistic, lda_statistic
 from .training import TrainingData
 
-__all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "UNCORRELATED",
+__all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "SEPARATION_FACTOR", "UNCORRELATED",
            "CLASSIFIER_BUDGET_SECONDS", "linear_of", "binned_of"]
 
 #: ``"auto"`` treats outputs with at most this many distinct rows as categorical candidates.
@@ -78,8 +81,10 @@ _MIN_HELD_OUT = 64
 MIN_AUTO_TRAINING = 2 * _MIN_HELD_OUT
 #: Raw rows per side the binned candidate needs to be fitted.
 _MIN_BINNED = 1024
-#: Rule 2: standard errors by which one candidate's separation must exceed another's.
+#: Rule 2: standard errors by which one candidate's separation must exceed another's ...
 SEPARATION_Z = 2.0
+#: ... and the factor (more than the √2 a monotone transform gains on a Laplace shift).
+SEPARATION_FACTOR = 1.5
 #: Rule 2: columns count as uncorrelated when no pooled correlation exceeds this.
 UNCORRELATED = 0.1
 #: Predicted single-core seconds a classifier may cost (fit + scoring every draw of the audit).
@@ -149,10 +154,11 @@ def _candidates(fit0: TrainingData, fit1: TrainingData, raw0, raw1, output_dim: 
     linear = linear_of((fit0.moments, fit1.moments), output_dim) if output_dim > 1 else LinearStatistic()
     candidates: dict[str, Statistic] = {"linear": linear}
     skipped: dict[str, str] = {}
-    if fit0.atoms is not None and fit1.atoms is not None:
+    if fit0.atoms is not None and fit1.atoms is not None and \
+            max(fit0.atoms.keys.size, fit1.atoms.keys.size) <= min(fit0.atoms.n, fit1.atoms.n) // 2:
         candidates["categorical"] = fit_categorical(fit0.atoms, fit1.atoms)
     else:
-        skipped["categorical"] = f"more than {AUTO_ATOMS} distinct outputs"
+        skipped["categorical"] = f"more than {AUTO_ATOMS} distinct outputs, or most outputs seen once"
     if min(raw0.shape[0], raw1.shape[0]) >= _MIN_BINNED:
         candidates["binned"] = binned_of(raw0, raw1, linear)
     else:
@@ -238,11 +244,12 @@ def _choose(usage: dict, scores: dict, separations: dict, structural: str) -> tu
     against = {name: separation(*scores[name], reference=scores[structural]) for name in open_ if name != structural}
     reference = separations[structural].value
     ahead = [name for name, s in against.items()
-             if separations[name].value - reference >= SEPARATION_Z * s.standard_error]
+             if separations[name].value - reference >= SEPARATION_Z * s.standard_error
+             and separations[name].value >= SEPARATION_FACTOR * max(reference, 0.0)]
     if ahead:
-        return max(ahead, key=lambda name: separations[name].value), f"{why}: separates better than {structural}"
+        return max(ahead, key=lambda name: separations[name].value), f"{why}: separates clearly better than {structural}"
     return structural, f"{why}: {structural} fits the outputs' structure" + \
-        ("" if structural == "linear" else ", and linear does not separate clearly better")
+        ("" if structural == "linear" else ", and no candidate separates clearly better")
 
 
 def _final(choice: str, everything0: TrainingData, everything1: TrainingData, output_dim: int,
