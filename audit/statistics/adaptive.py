@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["SPLIT_LEVEL", "MAX_GROUPS", "SMOOTHING", "FINE_BINS", "Groups", "split_fine_bins",
-           "group_scores", "value_bins"]
+           "group_scores", "value_bins", "TieBreaker", "tie_breaker"]
 
 #: Level of the χ² test (Bonferroni over the cut positions of a group) that keeps a cut.
 SPLIT_LEVEL = 0.05
@@ -174,3 +174,40 @@ def _one_sided_ends(pooled: np.ndarray, side: np.ndarray) -> np.ndarray:
         if pooled[top_start] > pooled[top_start - 1]:
             edges.append(pooled[top_start])
     return np.asarray(edges, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class TieBreaker:
+    """A small score η·u(v) ∈ [0, η) added within each step of a step function (steps [edges[b−1],
+    edges[b])), increasing towards the neighbouring step of larger score (``rising``), so that
+    events can still cut inside a step, in its more extreme part first.  u is the position from
+    the step's left edge, exactly linear inside a finite step and 1 − exp(−d/``scale``) in the two
+    unbounded end steps (d: the distance beyond the last edge), which resolves the tails where
+    small-δ events live.  η is half the median gap between distinct step scores, so the ranking of
+    well-separated steps is kept."""
+
+    rising: np.ndarray  # +1 if u increases with v in the step, else −1
+    scale: float
+    eta: float
+
+    def __call__(self, values: np.ndarray, edges: np.ndarray, step: np.ndarray) -> np.ndarray:
+        left = np.concatenate([[-np.inf], edges])[step]
+        right = np.concatenate([edges, [np.inf]])[step]
+        with np.errstate(invalid="ignore", over="ignore"):
+            from_left = np.where(np.isfinite(left), values - left, np.inf)
+            from_right = np.where(np.isfinite(right), right - values, np.inf)
+            up = np.where(np.isfinite(from_left) & np.isfinite(from_right),
+                          from_left / (from_left + from_right),
+                          np.where(np.isfinite(from_left), 1.0 - np.exp(-from_left / self.scale),
+                                   np.exp(-from_right / self.scale)))
+        position = np.where(self.rising[step] > 0, up, 1.0 - up)
+        return self.eta * np.clip(np.nan_to_num(position, nan=0.5), 0.0, 0.999)
+
+
+def tie_breaker(scores: np.ndarray, spread: float) -> TieBreaker:
+    """The :class:`TieBreaker` of a step function with these step scores, on values of this spread."""
+    padded = np.concatenate([[scores[0]], scores, [scores[-1]]])
+    rising = np.where(padded[2:] >= padded[:-2], 1, -1).astype(np.int8)
+    gaps = np.diff(np.unique(scores))
+    eta = 0.5 * float(np.median(gaps)) if gaps.size else 1.0
+    return TieBreaker(rising, float(spread) if spread > 0 else 1.0, eta)

@@ -41,7 +41,7 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .adaptive import group_scores, split_fine_bins
+from .adaptive import TieBreaker, group_scores, split_fine_bins, tie_breaker
 from .atoms import AtomCounts
 from .base import Statistic
 from .columns import ColumnCounts, bin_edges, is_atom, ordered_keys, pattern_codes
@@ -59,18 +59,23 @@ _PATTERN_SMOOTHING = 1.0
 class ColumnScore:
     """One column's estimated log-ratio as a step function of the value: ``scores[i]`` on
     [edges[i−1], edges[i]) (a value between trained bins takes the score of the bin below it, or of
-    the first), with the exact scores of the few atoms the steps do not give (``atom_values``)."""
+    the first), plus a tie-breaker within each step (:class:`~audit.statistics.adaptive.TieBreaker`:
+    the more extreme values of a step first, so that events can reach into a tail the training
+    draws could not cut finely), with the exact scores of the few atoms the steps do not give
+    (``atom_values``)."""
 
     column: int
     edges: np.ndarray
     scores: np.ndarray
+    tie: TieBreaker
     atom_values: np.ndarray
     atom_scores: np.ndarray
     atoms_in_pattern: bool = False  # flag-and-value: atoms are scored by the pattern, not here
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         values = outputs[:, self.column]
-        scores = self.scores[np.searchsorted(self.edges, values, side="right")]
+        step = np.searchsorted(self.edges, values, side="right")
+        scores = self.scores[step] + self.tie(values, self.edges, step)
         if self.atoms_in_pattern:
             return np.where(is_atom(values), 0.0, scores)
         if self.atom_values.size:
@@ -217,7 +222,12 @@ def _score(fine: _Fine, scores_in_order: np.ndarray) -> Optional[ColumnScore]:
         stepped = scores[np.searchsorted(edges, fine.atom_values, side="right")]
         wrong = stepped != atom_scores  # an atom sharing its lowest value with a binned fine bin
         atom_values, atom_scores = fine.atom_values[wrong], atom_scores[wrong]
-    column = ColumnScore(fine.column, edges, scores, atom_values, atom_scores, atoms_in_pattern=fine.values_only)
+    total = fine.base + fine.neighbour
+    quartiles = starts[np.minimum(np.searchsorted(np.cumsum(total), np.array([0.25, 0.75]) * total.sum()),
+                                  total.size - 1)]
+    spread = float(quartiles[1] - quartiles[0]) / 1.35
+    column = ColumnScore(fine.column, edges, scores, tie_breaker(scores, spread), atom_values, atom_scores,
+                         atoms_in_pattern=fine.values_only)
     return column if column.spread > 0 else None
 
 

@@ -42,10 +42,10 @@ u_lo ≤ 0 whatever its number of thresholds.
    ``additive`` for vector outputs whose columns are uncorrelated — the likelihood ratio of
    independent columns is a sum —, ``categorical`` for discrete outputs, else ``linear``) is chosen
    unless another separates clearly better: by :data:`SEPARATION_Z` standard errors of the paired
-   difference and by a factor :data:`SEPARATION_FACTOR`.  The factor guards against monotone
-   transforms, which can raise d without changing the threshold events: for a Laplace shift the
-   sign of the output separates √2 times better than the output itself, yet {x ≥ t} are the
-   Neyman–Pearson tests of both.
+   difference.  (A monotone transform of a 1-D output can separate better with the same threshold
+   events — the sign of a Laplace output √2 times better than the output — and is then chosen at no
+   loss; where the histogram of the transform resolves an extreme tail more finely, as for the
+   noisy maximum of exponentials near its support edge, at a gain.)
 
 The winner is refitted on all the training draws (a classifier is kept as fitted, on a quarter of
 :data:`~audit.statistics.classifier.TRAINING_ROWS` rows per side).  None of this touches the
@@ -71,7 +71,7 @@ from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_se
 from .linear import LinearStatistic, lda_statistic
 from .training import TrainingData
 
-__all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "SEPARATION_FACTOR", "UNCORRELATED",
+__all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "UNCORRELATED",
            "CLASSIFIER_BUDGET_SECONDS", "linear_of", "binned_of"]
 
 #: ``"auto"`` treats outputs with at most this many distinct rows as categorical candidates.
@@ -81,10 +81,8 @@ _MIN_HELD_OUT = 64
 MIN_AUTO_TRAINING = 2 * _MIN_HELD_OUT
 #: Raw rows per side the binned candidate needs to be fitted.
 _MIN_BINNED = 1024
-#: Rule 2: standard errors by which one candidate's separation must exceed another's ...
+#: Rule 2: standard errors by which one candidate's separation must exceed another's.
 SEPARATION_Z = 2.0
-#: ... and the factor (more than the √2 a monotone transform gains on a Laplace shift).
-SEPARATION_FACTOR = 1.5
 #: Rule 2: columns count as uncorrelated when no pooled correlation exceeds this.
 UNCORRELATED = 0.1
 #: Predicted single-core seconds a classifier may cost (fit + scoring every draw of the audit).
@@ -244,8 +242,7 @@ def _choose(usage: dict, scores: dict, separations: dict, structural: str) -> tu
     against = {name: separation(*scores[name], reference=scores[structural]) for name in open_ if name != structural}
     reference = separations[structural].value
     ahead = [name for name, s in against.items()
-             if separations[name].value - reference >= SEPARATION_Z * s.standard_error
-             and separations[name].value >= SEPARATION_FACTOR * max(reference, 0.0)]
+             if separations[name].value - reference >= SEPARATION_Z * s.standard_error]
     if ahead:
         return max(ahead, key=lambda name: separations[name].value), f"{why}: separates clearly better than {structural}"
     return structural, f"{why}: {structural} fits the outputs' structure" + \

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from .adaptive import group_scores, split_fine_bins, value_bins
+from .adaptive import TieBreaker, group_scores, split_fine_bins, tie_breaker, value_bins
 from .base import Statistic
 from .linear import LinearStatistic
 
@@ -38,9 +38,7 @@ class BinnedStatistic(Statistic):
 
     edges: np.ndarray  # inner edges, increasing; bin b is [edges[b-1], edges[b])
     scores: np.ndarray  # len(edges) + 1 bin scores
-    rising: np.ndarray  # +1 if the tie-breaker increases with v in the bin, else −1
-    scale: np.ndarray  # width used to squash the position within each bin
-    eta: float
+    tie: TieBreaker
     projection: Optional[LinearStatistic] = None
     kind = "binned"
 
@@ -50,23 +48,10 @@ class BinnedStatistic(Statistic):
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         v = self.value(outputs)
         b = np.searchsorted(self.edges, v, side="right")
-        # Position of v from the bin's left edge, squashed into [0, 1): exactly linear inside a
-        # finite bin, 1 − exp(−d/scale) in the end bins.
-        left = np.concatenate([[-np.inf], self.edges])[b]
-        right = np.concatenate([self.edges, [np.inf]])[b]
-        with np.errstate(invalid="ignore", over="ignore"):
-            from_left = np.where(np.isfinite(left), v - left, np.inf)
-            from_right = np.where(np.isfinite(right), right - v, np.inf)
-            scale = self.scale[b]
-            up = np.where(np.isfinite(from_left) & np.isfinite(from_right),
-                          from_left / (from_left + from_right),
-                          np.where(np.isfinite(from_left), 1.0 - np.exp(-from_left / scale),
-                                   np.exp(-from_right / scale)))
-        position = np.where(self.rising[b] > 0, up, 1.0 - up)
-        return self.scores[b] + self.eta * np.clip(np.nan_to_num(position, nan=0.5), 0.0, 0.999)
+        return self.scores[b] + self.tie(v, self.edges, b)
 
     def describe(self, threshold: float) -> str:
-        bins = np.flatnonzero(self.scores + self.eta > threshold)
+        bins = np.flatnonzero(self.scores + self.tie.eta > threshold)
         what = "output" if self.projection is None else "<w, output>"
         if bins.size == 0:
             return f"empty event (binned score >= {threshold:.6g})"
@@ -87,15 +72,8 @@ def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
     groups = split_fine_bins(c0, c1)
     edges = fine_edges[groups.starts[1:] - 1]
     scores = group_scores(groups, base_values.size, neighbour_values.size)
-    m = scores.size
-    # Tie-breaker direction: towards the adjacent bin with the larger score.
-    padded = np.concatenate([[scores[0]], scores, [scores[-1]]])
-    rising = np.where(padded[2:] >= padded[:-2], 1, -1).astype(np.int8)
-    gaps = np.diff(np.unique(scores))
-    eta = 0.5 * float(np.median(gaps)) if gaps.size else 1.0
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
     pooled = np.concatenate([base_values, neighbour_values])
     q25, q75 = np.quantile(pooled, [0.25, 0.75])
     spread = float(q75 - q25) / 1.35 or float(np.std(pooled)) or 1.0
-    scale = np.full(m, spread)
-    return BinnedStatistic(edges, scores, rising, scale, eta, projection)
+    return BinnedStatistic(edges, scores, tie_breaker(scores, spread), projection)

@@ -54,11 +54,15 @@ class SparseHistogram(FrozenParameters):
         K, the number of categories (one output column each).
     relation : str
         Only add/remove is derived.
+    claimed_delta : float, optional
+        The claim's δ instead of ``delta`` (the threshold is unchanged): the exact p makes the
+        claim true and tight at ε, for the validity study.
     """
 
     fault = "stability-based histogram with threshold ln(1/δ)/ε instead of 1 + ln(1/(2δ))/ε: a new bin passes with probability (e^ε/2)δ > δ"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-3, bins: int = 4, relation: Any = "add-remove") -> None:
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-3, bins: int = 4, relation: Any = "add-remove",
+                 claimed_delta: Any = None) -> None:
         self.epsilon = check_finite_positive("epsilon", epsilon)
         self.delta = check_open_unit("delta", delta)
         self.bins = check_int("bins", bins, minimum=2)
@@ -70,8 +74,10 @@ class SparseHistogram(FrozenParameters):
         if self.threshold < 1.0:
             raise ValueError(f"the threshold ln(1/δ)/ε must be >= 1, got {self.threshold!r} "
                              f"(epsilon={epsilon!r}, delta={delta!r})")
-        self.claim = ApproxDP(self.epsilon, self.delta, self.relation)
-        self._freeze(epsilon=self.epsilon, delta=self.delta, bins=self.bins, relation=self.relation.value)
+        claimed = self.delta if claimed_delta is None else check_open_unit("claimed_delta", claimed_delta)
+        self.claim = ApproxDP(self.epsilon, claimed, self.relation)
+        self._freeze(epsilon=self.epsilon, delta=self.delta, bins=self.bins, relation=self.relation.value,
+                     claimed_delta=claimed_delta)
 
     @property
     def name(self) -> str:

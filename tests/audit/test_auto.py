@@ -49,11 +49,11 @@ def test_when_usage_cannot_rank_the_structural_candidate_wins_unless_outseparate
     usage = {"linear": _usage(0.0, 0.3), "additive": _usage(0.0, 0.2), "flag-value": _usage(0.0, 0.25)}
     assert _choose(usage, {"linear": 0.020, "additive": 0.0201, "flag-value": 0.0205})[0] == "flag-value"
     # Linear ahead by more than 2 standard errors of the paired difference: linear.
-    assert _choose(usage, {"linear": 0.032, "additive": 0.02, "flag-value": 0.0205})[0] == "linear"
-    # Another candidate ahead of the structural one by as much and by half again: that one; ahead by
-    # less than half again (what a monotone transform can gain): still the structural one.
-    assert _choose(usage, {"linear": 0.020, "additive": 0.031, "flag-value": 0.0205})[0] == "additive"
-    assert _choose(usage, {"linear": 0.020, "additive": 0.029, "flag-value": 0.0205})[0] == "flag-value"
+    assert _choose(usage, {"linear": 0.030, "additive": 0.02, "flag-value": 0.0205})[0] == "linear"
+    # Another candidate ahead of the structural one by 2 standard errors: that one; by less: still
+    # the structural one.
+    assert _choose(usage, {"linear": 0.020, "additive": 0.0226, "flag-value": 0.0205})[0] == "additive"
+    assert _choose(usage, {"linear": 0.020, "additive": 0.0224, "flag-value": 0.0205})[0] == "flag-value"
 
 
 def test_a_structural_candidate_clearly_behind_in_usage_is_not_chosen():
