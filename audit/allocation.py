@@ -46,7 +46,7 @@ from scipy import special
 from .selection import PairCounts
 
 __all__ = ["Allocation", "allocate", "training_draws", "looks_silent", "reallocate", "SELECTION_SHARE",
-           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "MIN_LOOKED",
+           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "SILENT_ONE_SIDED", "MIN_LOOKED",
            "EARLY_CHOICE_SHARE", "MIN_EARLY_CHOICE"]
 
 SELECTION_SHARE = 0.25
@@ -63,8 +63,10 @@ EARLY_CHOICE_SHARE = 0.4
 MIN_EARLY_CHOICE = 8
 #: A pair whose first selection draws look silent keeps this share of its certification draws ...
 SILENT_SHARE = 1 / 8
-#: ... where "silent" means a two-sample Kolmogorov–Smirnov p-value above this.
+#: ... where "silent" means a two-sample Kolmogorov–Smirnov p-value above this ...
 SILENCE_P_VALUE = 0.1
+#: ... and fewer than this many draws of one side beyond the other's range.
+SILENT_ONE_SIDED = 12
 
 
 @dataclass(frozen=True)
@@ -148,12 +150,28 @@ def looks_silent(counts: PairCounts) -> bool:
     """Whether a pair's two sides look alike on its selection draws: the two-sample
     Kolmogorov–Smirnov distance D of the binned statistic has asymptotic p-value
     Q(D·√(n/2)) > :data:`SILENCE_P_VALUE` (Kolmogorov's limit law for two samples of size n; ties
-    from binning or discrete outputs only make it larger, i.e. "silent" more readily)."""
+    from binning or discrete outputs only make it larger, i.e. "silent" more readily), *and* neither
+    side reaches beyond the other's range with :data:`SILENT_ONE_SIDED` draws or more.  The second
+    condition keeps a rare region that only one side produces (a released value of probability
+    10⁻³) from being silenced: it moves the distribution too little for the KS test, yet it is the
+    whole violation.  Under identical sides a run of k draws of one side beyond the other's range
+    has probability about 2^(1−k)."""
     n = counts.n
     if n < 1:
         return True
+    if max(_one_sided_end(counts.base, counts.neighbour), _one_sided_end(counts.neighbour, counts.base)) \
+            >= SILENT_ONE_SIDED:
+        return False
     distance = float(np.abs(np.cumsum(counts.base) - np.cumsum(counts.neighbour)).max()) / n
     return float(special.kolmogorov(distance * np.sqrt(n / 2.0))) > SILENCE_P_VALUE
+
+
+def _one_sided_end(side: np.ndarray, other: np.ndarray) -> int:
+    """Draws of ``side`` in bins above the highest or below the lowest bin ``other`` occupies."""
+    occupied = np.flatnonzero(other)
+    if occupied.size == 0:
+        return int(side.sum())
+    return int(side[occupied[-1] + 1:].sum() + side[:occupied[0]].sum())
 
 
 def reallocate(ends: tuple[int, ...], silent: Sequence[bool]) -> list[tuple[int, ...]]:

@@ -14,6 +14,18 @@ Pessimistic points rather than point estimates keep a rare event (an output neve
 side) from scoring infinite on a handful of draws.  Every event is scored in both orientations:
 0, more likely under the neighbour (A = neighbour, B = base), and 1, more likely under the base.
 
+A claim stated as a curve (ρ-zCDP, Rényi DP, a privacy profile: :func:`states_curve`) bounds
+ε at every δ, so its usage also takes the largest ε/ε_claim(δ) over the δ grid of the reported
+ε(δ) curve (:data:`PROFILE_DELTAS`): a mechanism can exceed such a claim away from its headline δ.
+
+:func:`statistic_usage` is the score that ranks pairs (the search): the claim usage of a
+statistic's threshold events on draws that did not fit it.  :func:`held_out_usage` is the same
+score without the winner's curse, which ranks candidate statistics (``"auto"``): each quantity's
+event is chosen on one half of the held-out draws and its usage measured on the other half, as the
+audit itself chooses and certifies.  :func:`separation` ranks statistics whose signal is too weak
+for any event to show a use of the claim on those draws: the standardised mean difference, with
+the standard error of the difference between two statistics.
+
 Nothing here is certified: the numbers only choose what the audit certifies on fresh draws.
 """
 
@@ -21,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+import math
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -31,7 +44,16 @@ from .joint_bounds import slot_quantity
 from .slots import Quantity, Slot, headline_slots
 
 __all__ = ["choosing_points", "Spacing", "ThresholdEvents", "threshold_events", "slot_values",
-           "ClaimUsage", "claim_usage"]
+           "ClaimUsage", "claim_usage", "states_curve", "PROFILE_DELTAS", "USAGE_LEVEL", "USAGE_THRESHOLDS",
+           "statistic_usage", "held_out_usage", "UsageInterval", "Separation", "separation"]
+
+#: The δ grid of a curve claim's usage: the grid of the reported ε(δ) curve (audit.selection.DELTA_GRID).
+PROFILE_DELTAS = np.geomspace(1e-10, 0.5, 40)
+#: One-sided Clopper–Pearson level of the pessimistic points that rank candidates (a ranking device:
+#: the certified bounds come from the audit's own draws and levels).
+USAGE_LEVEL = 0.05
+#: Thresholds tried per statistic when it has more distinct values (Spacing.RANKS keeps the extremes).
+USAGE_THRESHOLDS = 2048
 
 #: Draws per side up to which :func:`choosing_points` with ``exact=True`` tabulates the exact
 #: bounds of every count once per process (per threshold they were 75% of a search candidate's time).
@@ -133,11 +155,14 @@ class ClaimUsage:
 
     ``estimates[i]`` is the largest value over the events of the quantity of
     ``audit.slots.headline_slots(claim)[i]``; ``value`` the largest fraction of the claim any of
-    them reaches: ε/ε_claim, δ/δ_claim, μ/μ_claim.  A value above 1 suggests a violation.
+    them reaches: ε/ε_claim, δ/δ_claim, μ/μ_claim, and for a curve claim also the largest
+    ε(δ)/ε_claim(δ) over :data:`PROFILE_DELTAS` (``profile``; NaN for other claims).  A value above
+    1 suggests a violation.
     """
 
     value: float
     estimates: tuple[float, ...]
+    profile: float = math.nan
 
 
 def _claims_own(slot: Slot, claim: Any) -> Optional[float]:
@@ -149,6 +174,34 @@ def _claims_own(slot: Slot, claim: Any) -> Optional[float]:
     if slot.quantity is Quantity.DELTA:
         return claim.delta if claim.delta > 0 else None
     return slot.allowed_by(claim)
+
+
+def states_curve(claim: Any) -> bool:
+    """Whether ``claim`` bounds ε below its reference δ — a whole curve (zCDP, Rényi DP, a privacy
+    profile) rather than one (ε, δ) point (for which ε(δ) = ∞ below δ) or pure DP (reference δ 0);
+    μ-GDP claims state μ instead (:func:`audit.slots.states_mu`)."""
+    if claim.gaussian_mu is not None or not claim.reference_delta > 0:
+        return False
+    return math.isfinite(claim.epsilon_at(claim.reference_delta / 10.0))
+
+
+def _claimed_profile(claim: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The δ of :data:`PROFILE_DELTAS` where the claim allows a finite, positive ε, and that ε."""
+    try:
+        return _cached_profile(claim)
+    except TypeError:  # an unhashable claim (a profile given by an unhashable callable)
+        return _claimed_profile_uncached(claim)
+
+
+@lru_cache(maxsize=16)
+def _cached_profile(claim: Any) -> tuple[np.ndarray, np.ndarray]:
+    return _claimed_profile_uncached(claim)
+
+
+def _claimed_profile_uncached(claim: Any) -> tuple[np.ndarray, np.ndarray]:
+    allowed = np.array([claim.epsilon_at(float(d)) for d in PROFILE_DELTAS])
+    keep = np.isfinite(allowed) & (allowed > 0)
+    return PROFILE_DELTAS[keep], allowed[keep]
 
 
 def claim_usage(claim: Any, points: tuple[np.ndarray, np.ndarray]) -> ClaimUsage:
@@ -163,4 +216,120 @@ def claim_usage(claim: Any, points: tuple[np.ndarray, np.ndarray]) -> ClaimUsage
         if own is not None:
             fractions.append(estimate / own)
         estimates.append(estimate)
-    return ClaimUsage(max(fractions), tuple(estimates))
+    profile = math.nan
+    if states_curve(claim):
+        deltas, allowed = _claimed_profile(claim)
+        if deltas.size:
+            profile = max(float(slot_values(Slot.epsilon_at(float(d)), alpha_hi, beta_hi).max()) / a
+                          for d, a in zip(deltas, allowed))
+            fractions.append(profile)
+    return ClaimUsage(max(fractions), tuple(estimates), profile)
+
+
+def statistic_usage(claim: Any, base_scores: np.ndarray, neighbour_scores: np.ndarray, *,
+                    level: float = USAGE_LEVEL, limit: int = USAGE_THRESHOLDS, exact: bool = True) -> ClaimUsage:
+    """How much of ``claim`` a statistic's threshold events use, from its scores on draws of both
+    datasets that did not fit it: every event {T ≥ t} (at most ``limit`` thresholds,
+    :attr:`Spacing.RANKS`, which keeps the events that separate the sides completely) in both
+    orientations, at one-sided Clopper–Pearson points at ``level`` (:func:`claim_usage`; exact, or
+    interpolated within 10⁻⁴ with ``exact=False``, :func:`choosing_points`)."""
+    events = threshold_events(base_scores, neighbour_scores, limit=limit, spacing=Spacing.RANKS)
+    return claim_usage(claim, events.points(level, exact=exact))
+
+
+def _quantity_slots(claim: Any) -> list[tuple[Slot, Optional[float], bool]]:
+    """(slot, the claim's value of it, whether it is a profile point) for every quantity a usage
+    fraction is taken of: the headline slots with a claimed value, and a curve claim's ε(δ) grid."""
+    slots = [(slot, _claims_own(slot, claim), False) for slot in headline_slots(claim)]
+    if states_curve(claim):
+        deltas, allowed = _claimed_profile(claim)
+        slots += [(Slot.epsilon_at(float(d)), float(a), True) for d, a in zip(deltas, allowed)]
+    return slots
+
+
+@dataclass(frozen=True)
+class UsageInterval:
+    """How much of a claim a statistic uses, from held-out draws (:func:`held_out_usage`): the
+    largest fraction at the pessimistic points (``lower``) and at the optimistic ones (``upper``),
+    and the pessimistic value of each headline quantity (``estimates``, as in :class:`ClaimUsage`)."""
+
+    lower: float
+    upper: float
+    estimates: tuple[float, ...]
+
+
+def held_out_usage(claim: Any, base_scores: np.ndarray, neighbour_scores: np.ndarray, *,
+                   level: float = USAGE_LEVEL, limit: int = USAGE_THRESHOLDS) -> UsageInterval:
+    """:func:`statistic_usage` without the winner's curse, as an interval.  Each side's scores are
+    split in halves (first and second, in the given order); for every quantity (:func:`claim_usage`)
+    the event {T ≥ t} and orientation that use most of it on the first halves are chosen at
+    pessimistic points at ``level``, and that one event is measured on the second halves: at its
+    pessimistic points (α_hi, β_hi) and its optimistic ones (α_lo, β_lo) = (B_lo, 1 − A_hi), one-sided
+    Clopper–Pearson bounds at ``level``.  Every quantity decreases in α and β, so with probability
+    about 1 − 2·``level`` per quantity the event's true usage lies between ``lower`` and ``upper``;
+    a statistic with no real signal has ``lower`` ≤ 0 except with probability about ``level`` per
+    quantity, however many thresholds it has."""
+    base_scores, neighbour_scores = np.asarray(base_scores), np.asarray(neighbour_scores)
+    h0, h1 = base_scores.size // 2, neighbour_scores.size // 2
+    first = threshold_events(base_scores[:h0], neighbour_scores[:h1], limit=limit, spacing=Spacing.RANKS)
+    alpha, beta = first.points(level)
+    second_base, second_neighbour = np.sort(base_scores[h0:]), np.sort(neighbour_scores[h1:])
+    n0, n1 = second_base.size, second_neighbour.size
+    estimates, lower, upper = [], [], []
+    for slot, own, on_profile in _quantity_slots(claim):
+        values = slot_values(slot, alpha, beta)
+        orientation, index = np.unravel_index(int(np.argmax(values)), values.shape)
+        t = first.thresholds[index]
+        count0 = n0 - int(np.searchsorted(second_base, t, side="left"))
+        count1 = n1 - int(np.searchsorted(second_neighbour, t, side="left"))
+        # Orientation 0: more likely under the neighbour (A = neighbour, B = base); 1: the reverse.
+        (count_a, n_a), (count_b, n_b) = ((count1, n1), (count0, n0)) if orientation == 0 else ((count0, n0), (count1, n1))
+        pessimistic = slot_values(slot, np.array([cp_upper(count_b, n_b, level)]),
+                                  np.array([1.0 - cp_lower(count_a, n_a, level)]))[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            optimistic = slot_values(slot, np.array([cp_lower(count_b, n_b, level)]),
+                                     np.array([1.0 - cp_upper(count_a, n_a, level)]))[0]
+        if not on_profile:
+            estimates.append(float(pessimistic))
+        if own is not None:
+            lower.append(float(pessimistic) / own)
+            upper.append(float(optimistic) / own if not np.isnan(optimistic) else math.inf)
+    return UsageInterval(max(lower), max(upper), tuple(estimates))
+
+
+@dataclass(frozen=True)
+class Separation:
+    """The standardised mean difference d = (mean_Q T − mean_P T)/s of a statistic (s² the mean of
+    the two sides' variances), and the standard error of its difference from another's."""
+
+    value: float
+    standard_error: float
+
+
+def separation(base_scores: np.ndarray, neighbour_scores: np.ndarray,
+               reference: Optional[tuple[np.ndarray, np.ndarray]] = None) -> Separation:
+    """d of a statistic on draws of both sides; with ``reference`` (another statistic's scores on
+    the same draws) the standard error is that of the paired difference d − d_reference.
+
+    In the limit of weak signals the power of the threshold tests of T is a function of d alone
+    (T approximately normal under both datasets with equal spread; Le Cam's local asymptotics),
+    which is why it ranks statistics where no event yet shows a use of the claim.  The paired
+    standard error treats each side's standardised difference z_T − z_R as i.i.d. over its draws:
+    SE² = Var_P(z_T − z_R)/n_P + Var_Q(z_T − z_R)/n_Q."""
+    def standardised(t0, t1):
+        spread = math.sqrt(0.5 * (float(np.var(t0)) + float(np.var(t1))))
+        if not spread > 0:
+            return None
+        return t0 / spread, t1 / spread
+
+    own = standardised(np.asarray(base_scores, dtype=np.float64), np.asarray(neighbour_scores, dtype=np.float64))
+    if own is None:
+        return Separation(0.0, math.inf)
+    value = float(np.mean(own[1]) - np.mean(own[0]))
+    if reference is None:
+        return Separation(value, math.sqrt(1.0 / own[0].size + 1.0 / own[1].size))
+    other = standardised(*(np.asarray(r, dtype=np.float64) for r in reference))
+    if other is None:
+        return Separation(value, math.sqrt(1.0 / own[0].size + 1.0 / own[1].size))
+    d0, d1 = own[0] - other[0], own[1] - other[1]
+    return Separation(value, math.sqrt(float(np.var(d0)) / d0.size + float(np.var(d1)) / d1.size))

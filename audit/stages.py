@@ -35,8 +35,9 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: certification plans), so a version-2 checkpoint's chunk layout no longer applies.  "4": the quick
 #: look takes the first 1/16 of the budget, so the main audit's chunk layout changed again.  "5": a
 #: main audit with a single look draws its selection in two segments (choosing early,
-#: :mod:`audit.allocation`).
-ENGINE_VERSION = "5"
+#: :mod:`audit.allocation`).  "6": training chunks keep their raw rows out of the other summaries
+#: and may keep per-column counts (:mod:`audit.statistics.training`).
+ENGINE_VERSION = "6"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
@@ -160,7 +161,7 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
     run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
     training = run.training() if allocation.training else [(None, None)] * pairs
     fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
-                            output_dim=job.output_dim)
+                            output_dim=job.output_dim, samples=stage.samples - allocation.training)
               for (base, neighbour), label in zip(training, labels)]
     statistics = tuple(f[0] for f in fitted)
     job = run.job = replace(job, statistics=statistics)

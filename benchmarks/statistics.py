@@ -12,9 +12,11 @@ Prints Markdown tables (and writes them with ``--out DIR`` to ``DIR/statistics.m
    sparse vector they are estimated from 10⁷ separate draws per side (said so in the table);
 3. Gaussian noise whose scale depends on the data, against a false (1, 0.05) claim;
 4. floating-point Laplace (numpy's legacy sampler, the textbook inverse CDF) and Mironov's snapping
-   fix, with the classifier statistic on bit-pattern features, against a pure 0.1 claim;
-5. ``"auto"`` against ``"linear"`` on the bundled reference suite: the headline bound and the wall
-   time of every file.
+   fix, with the classifier statistic on bit-pattern features (logistic regression, and gradient
+   boosting on the first sampler to show what it costs), against a pure 0.1 claim.
+
+``"auto"`` against every named statistic on the bundled, literature and faulty-zoo cases is
+:mod:`benchmarks.auto_choice`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,10 +33,10 @@ import numpy as np
 from scipy import integrate, stats
 
 import scenarios
-from audit.spec import load_spec
 from audit import run_audit
 from audit.selection import Budget
-from audit.slots import headline_slots, states_mu
+from audit.slots import headline_slots
+from audit.statistics import Classifier
 from audit.bounds import epsilon_lower_bound
 from audit.statistics.atoms import row_keys
 from mechanisms import ApproxDP, PureDP
@@ -241,31 +244,15 @@ def study_scale(samples, n_jobs):
 def study_floating_point(samples, n_jobs):
     rows = []
     for mechanism in (NaiveLaplace(0.1, "numpy-legacy"), NaiveLaplace(0.1, "inverse-cdf"), SnappingLaplace(0.1)):
-        for statistic in ("linear", "classifier"):
-            report, seconds = _audit(mechanism, ([0.0], [1.0]), PureDP(0.1), samples, statistic, n_jobs)
-            rows.append({"mechanism": mechanism.name, "statistic": statistic,
+        options = ["linear", "classifier"] + (["boosting"] if mechanism.name.endswith("legacy(eps=0.1)") else [])
+        for statistic in options:
+            option = Classifier(estimator="boosting") if statistic == "boosting" else statistic
+            report, seconds = _audit(mechanism, ([0.0], [1.0]), PureDP(0.1), samples, option, n_jobs)
+            rows.append({"mechanism": mechanism.name,
+                         "statistic": "classifier (boosting)" if statistic == "boosting" else
+                         ("classifier (logistic)" if statistic == "classifier" else statistic),
                          "epsilon_lb": report.epsilon_lower_bound, "verdict": report.verdict.value,
-                         "seconds": seconds})
-    return rows
-
-
-def study_reference_suite(samples, n_jobs):
-    rows = []
-    for path in scenarios.bundled_suite("default"):
-        spec = load_spec(path)
-        result = {"file": path.name}
-        for statistic in ("linear", "auto"):
-            started = time.perf_counter()
-            report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=samples or spec.samples,
-                               confidence=spec.confidence, seed=SEED, progress=False, n_jobs=n_jobs,
-                               statistic=statistic, accuracy=False)
-            gdp = states_mu(report.claim)
-            result[statistic] = report.mu_lower_bound if gdp else report.epsilon_lower_bound
-            result[f"{statistic}_seconds"] = time.perf_counter() - started
-            result["quantity"] = "μ_lb" if gdp else "ε_lb"
-            if statistic == "auto":
-                result["chosen"] = sorted({p.get("auto_choice", "?") for p in report.statistic["pairs"]})
-        rows.append(result)
+                         "seconds": seconds, "load": os.getloadavg()[0]})
     return rows
 
 
@@ -300,13 +287,9 @@ def render(results, samples) -> str:
     out += ["### Floating-point Laplace, pure 0.1 claim, pair 0 vs 1", "",
             _table(["mechanism", "statistic", "ε_lb", "verdict", "s"], results["floating_point"],
                    ["mechanism", "statistic", "epsilon_lb", "verdict", "seconds"]), ""]
-    suite = results["suite"]
-    lin_t = sum(r["linear_seconds"] for r in suite)
-    auto_t = sum(r["auto_seconds"] for r in suite)
-    out += ["### auto vs linear on the bundled reference suite", "",
-            _table(["file", "quantity", "linear", "auto", "auto chose", "linear s", "auto s"], suite,
-                   ["file", "quantity", "linear", "auto", "chosen", "linear_seconds", "auto_seconds"]), "",
-            f"Total wall time: linear {lin_t:.1f} s, auto {auto_t:.1f} s (ratio {auto_t / lin_t:.2f}).", ""]
+    loads = [r["load"] for r in results["floating_point"] if "load" in r]
+    if loads:
+        out += [f"1-minute load during the floating-point runs: {min(loads):.1f}–{max(loads):.1f} (2 cores, shared).", ""]
     return "\n".join(out)
 
 
@@ -315,10 +298,10 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--only", nargs="*", choices=("rnm", "discrete", "scale", "floating_point", "suite"))
+    parser.add_argument("--only", nargs="*", choices=("rnm", "discrete", "scale", "floating_point"))
     args = parser.parse_args(argv)
     studies = {"rnm": study_report_noisy_max, "discrete": study_discrete, "scale": study_scale,
-               "floating_point": study_floating_point, "suite": study_reference_suite}
+               "floating_point": study_floating_point}
     results = {}
     for name, study in studies.items():
         if args.only and name not in args.only:

@@ -50,7 +50,7 @@ import scenarios
 from audit import Verdict, anytime, cp_interval, run_audit
 from audit.report import jsonable
 from audit.testing import assert_claim
-from mechanisms import (Composition, CorrelatedGaussianMechanism, GaussianMechanism, LaplaceMechanism,
+from mechanisms import (Composition, CorrelatedGaussianMechanism, GaussianMechanism, LaplaceMechanism, PureDP,
                         TruncatedLaplaceMechanism)
 from mechanisms.validation import check_int, check_open_unit
 from mechanisms.zoo.faulty import exact_truth
@@ -144,6 +144,59 @@ def _classifier_vector():
             Classifier(estimator="logistic", features="values"))
 
 
+def _laplace_parallel_additive():
+    """20 copies of q + Lap(200) (LaplaceParallel), claim 0.1 = its exact ε, additive statistic."""
+    from mechanisms.literature import LaplaceParallel
+
+    return LaplaceParallel(), scenarios.custom([([1.0], [0.0])]), "additive"
+
+
+def _svt3_flag_value():
+    """SVT3 (⊤/⊥ flags and released values, c = 1), claimed at its exact ε = 0.5, flag-and-value
+    statistic, on the pair whose loss tends to 0.5 (mechanisms.literature.svt)."""
+    from mechanisms.literature import SparseVectorTechnique3
+
+    mechanism = _Claimed(SparseVectorTechnique3(), PureDP(0.5))
+    return mechanism, scenarios.custom([([1.0] * 10, [2.0] * 9 + [0.0])]), "flag-value"
+
+
+def _sparse_histogram_auto():
+    """Stability-based histogram with threshold ln(1/δ)/ε, claimed at its exact δ(1) = p = e/2000
+    (tight at ε = 1), default statistic: the new bin released is the one-sided rare event."""
+    from mechanisms.zoo.faulty_rare import SparseHistogram
+
+    probe = SparseHistogram(1.0, 1e-3)
+    mechanism = SparseHistogram(1.0, 1e-3, claimed_delta=probe.release_probability)
+    return mechanism, scenarios.from_pairs(mechanism.worst_pairs(), "add-remove")
+
+
+def _laplace_parallel_auto():
+    """LaplaceParallel at its exact claim, default statistic (weak signal: auto's structural rule)."""
+    return _laplace_parallel_additive()[:2]
+
+
+def _gaussian_zcdp_curve():
+    """Gaussian mechanism under its exact ρ-zCDP curve claim (ρ = 1/(2σ²), σ = 2: tight at every
+    δ), default statistic: the ranking by the whole ε(δ) profile."""
+    from mechanisms import ZCDP
+
+    return _Claimed(GaussianMechanism(sigma=2.0), ZCDP(1.0 / 8.0)), scenarios.counting(1)
+
+
+class _Claimed:
+    """A mechanism with another claim (its truth unchanged): the validity study's tight claims."""
+
+    def __init__(self, mechanism, claim):
+        self._mechanism, self.claim = mechanism, claim
+        self.name = f"{mechanism.name} claimed {claim.label}"
+
+    def __call__(self, dataset, size, rng):
+        return self._mechanism(dataset, size, rng)
+
+    def __getattr__(self, attribute):
+        return getattr(self._mechanism, attribute)
+
+
 #: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario)
 #: or (mechanism, scenario, statistic) where the case exercises a particular test statistic.
 REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
@@ -159,6 +212,11 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "sparse-vector-categorical": _sparse_vector,
     "vector-classifier": _classifier_vector,
     "scale-gaussian-binned": _binned_scale,
+    "laplace-parallel-additive": _laplace_parallel_additive,
+    "svt3-flag-value": _svt3_flag_value,
+    "sparse-histogram-auto": _sparse_histogram_auto,
+    "laplace-parallel-auto": _laplace_parallel_auto,
+    "gaussian-zcdp-curve-auto": _gaussian_zcdp_curve,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).

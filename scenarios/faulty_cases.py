@@ -23,6 +23,7 @@ from mechanisms.truncated_laplace import TruncatedLaplaceMechanism, geng_bound
 from mechanisms.validation import check_finite_positive, check_int, check_open_unit
 from mechanisms.zoo import faulty_discrete
 from mechanisms.zoo.faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism
+from mechanisms.zoo.faulty_rare import SparseHistogram
 
 from . import builders
 from .scenario import from_pairs
@@ -128,6 +129,18 @@ def randomized_response_wrong_k(epsilon: float = 1.0, k: int = 4):
     return mechanism, builders.counting(1, n=2 * (k - 1))
 
 
+def sparse_histogram_low_threshold(epsilon: float = 1.0, delta: float = 1e-3, bins: int = 4):
+    """:class:`~mechanisms.zoo.faulty_rare.SparseHistogram` on both kinds of pair, a new bin of count
+    1 (its worst) and a count going 1 → 2.
+
+    At (1, 1e-3) with K = 4 the new bin is released with probability p = e/2000 = 1.359e-3 under
+    the neighbour and never under the base: exact δ(1) = p > 10⁻³, a violation that lives in an
+    output region of probability ~10⁻³ that one side never produces.
+    """
+    mechanism = SparseHistogram(epsilon, delta, bins)
+    return mechanism, from_pairs(mechanism.worst_pairs(), "add-remove")
+
+
 #: Faulty mechanisms by name: zero-argument factories of (mechanism, scenario).
 FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
     FaultyCase("gaussian-sensitivity",
@@ -153,6 +166,9 @@ FAULTY_MECHANISMS: dict[str, FaultyCase] = {case.name: case for case in (
                rounded_gaussian_real_query),
     FaultyCase("randomized-response-wrong-k", faulty_discrete.WrongCategoriesRandomizedResponse.fault,
                randomized_response_wrong_k),
+    # a violation in a rare output region that one side never produces
+    FaultyCase("sparse-histogram-low-threshold", SparseHistogram.fault + " (K = 4, ε = 1, δ = 1e-3)",
+               sparse_histogram_low_threshold),
 )}
 
 

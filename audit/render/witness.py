@@ -138,7 +138,7 @@ def statistic_lines(report: dict, label: str) -> list[str]:
     elif kind == "categorical" and entry.get("atoms") is not None:
         what += f" ({int(entry['atoms']):,} distinct outputs in training)"
     elif kind == "binned" and entry.get("bins") is not None:
-        what += f" ({int(entry['bins'])} quantile bins)"
+        what += f" ({int(entry['bins'])} bins)"
     lines = [what]
     details = [_summarise(key, entry.get(key)) for key in ("weights", "projection", "top_atoms")]
     lines += [detail for detail in details if detail]
@@ -150,7 +150,28 @@ def statistic_lines(report: dict, label: str) -> list[str]:
                                                    if statistic.get("training_samples") else ""))
     elif option and option != kind and kind != "callable":
         lines.append(f"statistic option: {option}")
+    if isinstance(notes.get("auto"), dict):
+        lines += _auto_lines(notes.pop("auto"))
     lines += [f"{key.replace('_', ' ')}: {_note(value)}" for key, value in notes.items()]
+    return lines
+
+
+def _auto_lines(auto: dict) -> list[str]:
+    """What ``"auto"`` compared (audit/statistics/auto.py): its rule, each candidate's held-out usage
+    of the claim (an interval) and separation, and what it skipped and why."""
+    lines = [f"auto's rule: {auto['rule']}"] if auto.get("rule") else []
+    tried = []
+    for name, record in (auto.get("tried") or {}).items():
+        usage = [value for value in record.get("usage") or [] if value is not None]
+        text = name + (f" usage {format_number(usage[0])}–{format_number(usage[-1])}" if usage else "")
+        if record.get("separation") is not None:
+            text += f", separation {format_number(record['separation'])}"
+        tried.append(text)
+    if tried:
+        held = auto.get("held_out")
+        lines.append("auto tried" + (f" (on {' + '.join(f'{int(n):,}' for n in held)} held-out draws)" if held else "") + ": " + "; ".join(tried))
+    if auto.get("skipped"):
+        lines.append("auto skipped: " + "; ".join(f"{name}: {why}" for name, why in auto["skipped"].items()))
     return lines
 
 

@@ -3,8 +3,12 @@
 When the likelihood ratio of a 1-D output is not monotone (noise whose scale depends on the data,
 mixtures), threshold events of the output are not the Neyman–Pearson tests: the best events are
 two-sided or unions of intervals.  Here the value v (the output, or a fixed projection ⟨w, x⟩ of a
-vector output) is cut at quantiles of the pooled training samples and each bin b gets the smoothed
-log-ratio
+vector output) is cut into *adaptive* bins (:mod:`audit.statistics.adaptive`): fine bins (every
+distinct value, or quantiles of the pooled training values with the often-repeated values and the
+one-sided runs at either end as bins of their own) merged while neighbours do not differ
+significantly in their share of neighbour draws.  A rare region that only one side produces, or
+where the ratio is extreme, therefore stays a bin of its own instead of being merged into the bulk.
+Each bin b gets the smoothed log-ratio
 
     s_b = ln((c_Q(b) + a)/(n_Q + a·B)) − ln((c_P(b) + a)/(n_P + a·B)).
 
@@ -21,14 +25,11 @@ from typing import Optional
 
 import numpy as np
 
+from .adaptive import TieBreaker, group_scores, split_fine_bins, tie_breaker, value_bins
 from .base import Statistic
 from .linear import LinearStatistic
 
-__all__ = ["BinnedStatistic", "fit_binned", "BINS"]
-
-#: Number of quantile bins (at most; fewer when the training values have fewer distinct values).
-BINS = 128
-SMOOTHING = 0.5
+__all__ = ["BinnedStatistic", "fit_binned"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,7 @@ class BinnedStatistic(Statistic):
 
     edges: np.ndarray  # inner edges, increasing; bin b is [edges[b-1], edges[b])
     scores: np.ndarray  # len(edges) + 1 bin scores
-    rising: np.ndarray  # +1 if the tie-breaker increases with v in the bin, else −1
-    scale: np.ndarray  # width used to squash the position within each bin
-    eta: float
+    tie: TieBreaker
     projection: Optional[LinearStatistic] = None
     kind = "binned"
 
@@ -49,28 +48,15 @@ class BinnedStatistic(Statistic):
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         v = self.value(outputs)
         b = np.searchsorted(self.edges, v, side="right")
-        # Position of v from the bin's left edge, squashed into [0, 1): exactly linear inside a
-        # finite bin, 1 − exp(−d/scale) in the end bins.
-        left = np.concatenate([[-np.inf], self.edges])[b]
-        right = np.concatenate([self.edges, [np.inf]])[b]
-        with np.errstate(invalid="ignore", over="ignore"):
-            from_left = np.where(np.isfinite(left), v - left, np.inf)
-            from_right = np.where(np.isfinite(right), right - v, np.inf)
-            scale = self.scale[b]
-            up = np.where(np.isfinite(from_left) & np.isfinite(from_right),
-                          from_left / (from_left + from_right),
-                          np.where(np.isfinite(from_left), 1.0 - np.exp(-from_left / scale),
-                                   np.exp(-from_right / scale)))
-        position = np.where(self.rising[b] > 0, up, 1.0 - up)
-        return self.scores[b] + self.eta * np.clip(np.nan_to_num(position, nan=0.5), 0.0, 0.999)
+        return self.scores[b] + self.tie(v, self.edges, b)
 
     def describe(self, threshold: float) -> str:
-        bins = np.flatnonzero(self.scores + self.eta > threshold)
+        bins = np.flatnonzero(self.scores + self.tie.eta > threshold)
         what = "output" if self.projection is None else "<w, output>"
         if bins.size == 0:
             return f"empty event (binned score >= {threshold:.6g})"
         full = np.flatnonzero(self.scores >= threshold)
-        return (f"{what} in {bins.size} of {self.scores.size} quantile bins "
+        return (f"{what} in {bins.size} of {self.scores.size} adaptive bins "
                 f"({full.size} whole; binned log-ratio score >= {threshold:.6g})")
 
     def to_dict(self) -> dict:
@@ -80,22 +66,14 @@ class BinnedStatistic(Statistic):
 
 
 def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
-               projection: Optional[LinearStatistic] = None, bins: int = BINS) -> BinnedStatistic:
-    """Quantile bins of the pooled values; smoothed log-ratio (neighbour over base) per bin."""
-    pooled = np.concatenate([base_values, neighbour_values])
-    edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
-    b0 = np.bincount(np.searchsorted(edges, base_values, side="right"), minlength=edges.size + 1)
-    b1 = np.bincount(np.searchsorted(edges, neighbour_values, side="right"), minlength=edges.size + 1)
-    m = edges.size + 1
-    scores = (np.log(b1 + SMOOTHING) - np.log(neighbour_values.size + SMOOTHING * m)) - \
-             (np.log(b0 + SMOOTHING) - np.log(base_values.size + SMOOTHING * m))
-    # Tie-breaker direction: towards the adjacent bin with the larger score.
-    padded = np.concatenate([[scores[0]], scores, [scores[-1]]])
-    rising = np.where(padded[2:] >= padded[:-2], 1, -1).astype(np.int8)
-    gaps = np.diff(np.unique(scores))
-    eta = 0.5 * float(np.median(gaps)) if gaps.size else 1.0
+               projection: Optional[LinearStatistic] = None) -> BinnedStatistic:
+    """Adaptive bins of the pooled values; smoothed log-ratio (neighbour over base) per bin."""
+    fine_edges, c0, c1 = value_bins(base_values, neighbour_values)
+    groups = split_fine_bins(c0, c1)
+    edges = fine_edges[groups.starts[1:] - 1]
+    scores = group_scores(groups, base_values.size, neighbour_values.size)
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
+    pooled = np.concatenate([base_values, neighbour_values])
     q25, q75 = np.quantile(pooled, [0.25, 0.75])
     spread = float(q75 - q25) / 1.35 or float(np.std(pooled)) or 1.0
-    scale = np.full(m, spread)
-    return BinnedStatistic(edges, scores, rising, scale, eta, projection)
+    return BinnedStatistic(edges, scores, tie_breaker(scores, spread), projection)

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FeatureMap", "fit_feature_map", "FEATURE_SETS"]
+__all__ = ["FeatureMap", "LinearFeatures", "fit_feature_map", "FEATURE_SETS"]
 
 FEATURE_SETS = ("values", "values+bits")
 SENTINEL_SHARE = 0.01
 _MAX_SENTINELS = 8
-_SHIFTS = np.arange(64, dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -35,11 +34,31 @@ class FeatureMap:
         for column, values in enumerate(self.sentinels):
             if values:
                 parts.append((outputs[:, column, None] == np.asarray(values)[None, :]).astype(np.float64))
+        if self.bits:  # bit i of column j's word at position 64·j + i (little-endian bytes, LSB first)
+            octets = np.ascontiguousarray(outputs + 0.0, dtype="<f8").view(np.uint8)
+            parts.append(np.unpackbits(octets, axis=1, bitorder="little"))
+        return np.concatenate(parts, axis=1, dtype=np.float64)
+
+    @property
+    def width(self) -> int:
+        """Number of features per output row (for outputs of ``len(sentinels)`` columns)."""
+        return len(self.sentinels) * (65 if self.bits else 1) + sum(len(v) for v in self.sentinels)
+
+    def linear(self, weights: np.ndarray, intercept: float) -> "LinearFeatures":
+        """The linear score ``intercept + features(x) @ weights``, evaluated without building the
+        feature matrix (:class:`LinearFeatures`)."""
+        k = len(self.sentinels)
+        weights = np.asarray(weights, dtype=np.float64)
+        position, flags = k, []
+        for values in self.sentinels:
+            flags.append(weights[position:position + len(values)])
+            position += len(values)
+        tables = None
         if self.bits:
-            words = (np.ascontiguousarray(outputs) + 0.0).view(np.uint64)
-            for column in range(outputs.shape[1]):
-                parts.append(((words[:, column, None] >> _SHIFTS) & np.uint64(1)).astype(np.float64))
-        return np.concatenate(parts, axis=1)
+            bit_weights = weights[position:].reshape(k, 8, 8)  # column, byte, bit within the byte
+            byte_bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
+            tables = np.einsum("cyb,vb->cyv", bit_weights, byte_bits)  # (column, byte, byte value)
+        return LinearFeatures(self, weights[:k].copy(), tuple(flags), tables, float(intercept))
 
     @property
     def description(self) -> str:
@@ -59,3 +78,29 @@ def fit_feature_map(training: np.ndarray, features: str) -> FeatureMap:
         order = np.argsort(-counts[counts >= SENTINEL_SHARE * training.shape[0]], kind="stable")
         sentinels.append(tuple(float(v) for v in frequent[order][:_MAX_SENTINELS]))
     return FeatureMap(bits=features == "values+bits", sentinels=tuple(sentinels))
+
+
+@dataclass(frozen=True)
+class LinearFeatures:
+    """``intercept + features(x) @ w`` for a :class:`FeatureMap`, computed column by column: the
+    values by a product, each sentinel flag by a comparison, and the 64 bit features of a column by
+    eight lookups in tables of 256 sums (one per byte of the IEEE-754 word, little-endian as
+    :meth:`FeatureMap.__call__` numbers the bits).  No feature matrix is built."""
+
+    features: FeatureMap
+    value_weights: np.ndarray
+    flag_weights: tuple
+    tables: object  # (columns, 8, 256) float64, or None without bit features
+    intercept: float
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        scores = outputs @ self.value_weights + self.intercept
+        for column, (values, weights) in enumerate(zip(self.features.sentinels, self.flag_weights)):
+            for value, weight in zip(values, weights):
+                scores += weight * (outputs[:, column] == value)
+        if self.tables is not None:
+            words = np.ascontiguousarray(outputs + 0.0, dtype="<f8").view(np.uint8).reshape(outputs.shape[0], -1, 8)
+            for column in range(outputs.shape[1]):
+                for byte in range(8):
+                    scores += self.tables[column, byte][words[:, column, byte]]
+        return scores

@@ -24,21 +24,23 @@ __all__ = ["FitContext", "NamedStatistic", "register_statistic", "named_statisti
            "check_statistic", "statistic_label", "resolve_statistic", "RAW_ROWS"]
 
 #: Raw rows kept per side for statistics that learn from rows (and ``"auto"``'s comparison).
-RAW_ROWS = 1 << 17
+RAW_ROWS = 1 << 18
 _RAW_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
 class FitContext:
     """What a fit function may use besides the training data: the claim, a seed derived from the
-    audit's, the pair's label (for messages), the output dimension, and the options of a spec
-    object such as :class:`~audit.statistics.classifier.Classifier` (None for a bare name)."""
+    audit's, the pair's label (for messages), the output dimension, the options of a spec
+    object such as :class:`~audit.statistics.classifier.Classifier` (None for a bare name), and
+    the draws per side the statistic will score (``samples``; None when unknown)."""
 
     claim: Any
     seed: int
     label: str
     output_dim: int
     spec: Any = None
+    samples: Optional[int] = None
 
 
 #: ``fit(base, neighbour, context) -> (statistic, notes)``; ``base``/``neighbour`` are None when the
@@ -51,8 +53,8 @@ class NamedStatistic:
     """A statistic registered under ``name``.
 
     ``learns(output_dim, draws)`` says whether it is learned from ``draws`` training draws per side
-    (``draws=None``: from any number); ``moments(output_dim)``, ``atom_limit`` and ``raw_rows`` say
-    what a training chunk keeps for it.
+    (``draws=None``: from any number); ``moments(output_dim)``, ``atom_limit``, ``raw_rows`` and
+    ``columns`` (per-column and pattern counts) say what a training chunk keeps for it.
     """
 
     name: str
@@ -62,6 +64,7 @@ class NamedStatistic:
     moments: Callable[[int], bool]
     atom_limit: int = 0
     raw_rows: bool = False
+    columns: bool = False
 
     def training_plan(self, n_train: int, chunk: int, output_dim: int) -> TrainingPlan:
         """What each training chunk keeps: raw rows are capped at :data:`RAW_ROWS` in all (fewer
@@ -69,7 +72,8 @@ class NamedStatistic:
         chunks = max(1, math.ceil(n_train / chunk))
         cap = min(RAW_ROWS, max(1024, _RAW_ELEMENTS // output_dim))
         return TrainingPlan(moments=self.moments(output_dim), atom_limit=self.atom_limit,
-                            rows_per_chunk=math.ceil(cap / chunks) if self.raw_rows else 0)
+                            rows_per_chunk=math.ceil(cap / chunks) if self.raw_rows else 0,
+                            columns=self.columns)
 
 
 _REGISTRY: dict[str, NamedStatistic] = {}
@@ -86,13 +90,13 @@ def _always(output_dim: int, draws: Optional[int] = None) -> bool:
 def register_statistic(name: str, fit: FitFunction, *, summary: str = "",
                        learns: Callable[[int, Optional[int]], bool] = _always,
                        moments: Callable[[int], bool] = _never, atom_limit: int = 0,
-                       raw_rows: bool = False) -> NamedStatistic:
+                       raw_rows: bool = False, columns: bool = False) -> NamedStatistic:
     """Register a statistic under ``name`` (a new name, or the same definition again)."""
     if not isinstance(name, str) or not name or name != name.strip():
         raise ValueError(f"`name` must be a non-empty string without surrounding spaces, got {name!r}")
     if not callable(fit):
         raise TypeError(f"`fit` must be callable (base, neighbour, context) -> (statistic, notes), got {fit!r}")
-    entry = NamedStatistic(name, summary, fit, learns, moments, int(atom_limit), bool(raw_rows))
+    entry = NamedStatistic(name, summary, fit, learns, moments, int(atom_limit), bool(raw_rows), bool(columns))
     if name in _REGISTRY and _qualified(_REGISTRY[name].fit) != _qualified(fit):
         raise ValueError(f"a statistic named {name!r} is already registered (by "
                          f"{_qualified(_REGISTRY[name].fit)})")

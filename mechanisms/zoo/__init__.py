@@ -6,6 +6,8 @@ Nothing here is a mechanism to use.  The zoo holds what an auditor is tested aga
   query) that carry the claim their author would state and the exact truth that contradicts it;
   :func:`exact_truth` puts the two side by side for any mechanism;
 - :mod:`.faulty_discrete`: the same for the discrete, categorical and subsampled mechanisms;
+- :mod:`.faulty_rare`: mistakes whose violation lives in a rare output region that one side never
+  produces (a stability-based histogram with too low a threshold);
 - :mod:`.search_examples`: correct mechanisms whose worst neighbouring pair is not the obvious one,
   targets for :func:`scenarios.search`.
 
@@ -18,6 +20,7 @@ own that need the optional torch extra and that this package does not import.
 from .faulty import HalfSizeNoiseCorrelatedGaussian, PerQueryLaplaceMechanism, exact_truth, laplace_product_profile
 from .faulty_discrete import (RoundedGaussianFractionalView, RoundedGaussianRealQuery,
                               WrongCategoriesRandomizedResponse, WrongRelationSubsampledGaussian)
+from .faulty_rare import SparseHistogram
 from .search_examples import SEARCH_EXAMPLES, ClippedBoxMean, ExponentialMedian, ThresholdHistogram
 
 __all__ = [
@@ -31,6 +34,8 @@ __all__ = [
     "RoundedGaussianRealQuery",
     "RoundedGaussianFractionalView",
     "WrongCategoriesRandomizedResponse",
+    # faulty_rare
+    "SparseHistogram",
     # search_examples
     "ClippedBoxMean",
     "ThresholdHistogram",

@@ -65,11 +65,12 @@ def test_the_defaults_the_pages_quote_are_the_codes():
     assert defaults.samples == 2_000_000 and "(default 2·10⁶)" in readme
     assert defaults.confidence == 0.95 and "at least this probability (default 0.95)" in readme
     signature = ("`run_audit(mechanism, scenario, *, claim=None, samples=2_000_000, confidence=0.95, seed=None,\n"
-                 "n_jobs=1, backend=\"loky\", progress=True, checkpoint=None, accuracy=True, statistic=\"auto\",\n"
-                 "early_stopping=True, **backend_options)`")
+                 "n_jobs=1, backend=\"loky\", progress=True, checkpoint=None, assume_unchanged=False, accuracy=True,\n"
+                 "statistic=\"auto\", early_stopping=True, anytime=False, **backend_options)`")
     assert signature in auditing
-    assert (defaults.n_jobs, defaults.backend, defaults.progress, defaults.checkpoint, defaults.accuracy,
-            defaults.statistic, defaults.early_stopping, defaults.seed) == (1, "loky", True, None, True, "auto", True, None)
+    assert (defaults.n_jobs, defaults.backend, defaults.progress, defaults.checkpoint, defaults.assume_unchanged,
+            defaults.accuracy, defaults.statistic, defaults.early_stopping, defaults.anytime, defaults.seed) == \
+        (1, "loky", True, None, False, True, "auto", True, False, None)
     assert DEFAULT_SAMPLES == 400_000 and "`DEFAULT_SAMPLES` = 400,000 draws per pair and side" in auditing
     options = _run_options()
     assert options["--jobs"].default == 1 and "`--jobs J` (−1 = all cores; default 1)" in cli

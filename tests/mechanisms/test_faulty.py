@@ -49,8 +49,9 @@ def test_exact_truth_contradicts_the_claim(name):
         assert truth["exact_mu"] > claim.mu * 1.5
     else:
         assert truth["exact_epsilon"] > claim.epsilon * 1.1
-    # Every claim also bounds δ at its own ε; the exact δ there exceeds it.
-    assert truth["exact_delta"] > 1.5 * float(claim.delta_at(claim.epsilon))
+    # Every claim also bounds δ at its own ε; the exact δ there exceeds it (by e/2 = 1.36 for the
+    # sparse histogram, whose violation lives in a rare region: the smallest margin of the zoo).
+    assert truth["exact_delta"] > 1.3 * float(claim.delta_at(claim.epsilon))
 
 
 @pytest.mark.parametrize("name", CASES)

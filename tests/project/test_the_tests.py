@@ -55,6 +55,10 @@ PROJECT = "project"
 
 #: Tests that run an audit but assert nothing that rests on its draws, and why.
 NOT_STATISTICAL: dict[str, str] = {
+    "audit/test_plugin_budget.py::test_the_privacy_and_accuracy_levels_sum_to_the_promise":
+        "asserts the split of the confidence between the two audits, arithmetic the draws do not touch",
+    "audit/test_workers.py::test_the_report_is_the_same_in_the_main_process_and_in_a_loky_worker":
+        "same seed, same report, whatever the process",
     "audit/test_accuracy.py::test_error_beyond_the_worst_case_bound_is_a_certain_violation":
         "one output lies beyond the worst-case bound by construction: a violation with probability 1",
     "audit/test_cli.py::test_malformed_file_exits_2_with_one_line_naming_file_and_key":
