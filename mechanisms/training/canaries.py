@@ -131,6 +131,21 @@ class InputCanary:
             raise ValueError(f"canary label `y` must be below {classes} classes, got {y}")
         return x, int(y)
 
+    def one_run_examples(self, m: int, features: int, classes: int, rng: np.random.Generator):
+        """m input canaries for a one-run audit: x_i = ``scale``·s_i with s_i a vector of
+        independent uniform signs (±1 per feature) and y_i a uniform label, drawn from ``rng``;
+        returns (x (m, features) float32, y (m,) int64).
+
+        Random directions, so that no canary is a copy of another or of the data; ``x``,
+        ``feature`` and ``y`` describe a single canary and are not used (a canary with either
+        set is refused)."""
+        m = check_int("m", m, minimum=1)
+        if self.x is not None or self.feature is not None or self.y is not None:
+            raise ValueError(f"one-run input canaries are random examples; {self.label} with y={self.y!r} "
+                             "describes a single canary: use InputCanary(scale=...)")
+        signs = rng.integers(0, 2, size=(m, features)) * 2 - 1
+        return (self.scale * signs).astype(np.float32), rng.integers(0, classes, size=m).astype(np.int64)
+
 
 Canary = Union[DiracCanary, InputCanary]
 

@@ -256,23 +256,65 @@ class TorchTraining:
 
     # -- one-run auditing --------------------------------------------------------------------------
     def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """One training with ``m`` Dirac canaries, each included with probability ½.
+        """One training with ``m`` canaries, each included with probability ½; ``(scores, included)``.
 
-        Canary i has its own probe coordinate (the probe is widened to m + 1 coordinates); its
-        score is Σ_t v_t[i], the sum of its coordinate's updates (Steinke, Nasr & Jagielski 2023,
-        white-box gradient canaries).  Returns ``(scores, included)``, both of shape (m,).
+        The coins are drawn first.  Canary i enters the training set if its coin says so and is
+        replaced by a *null row* (a flagged row of zero gradient) otherwise, so the training set
+        has n + m rows whatever the coins: Opacus's sample rate q = 1/⌈(n + m)/B⌉
+        (:meth:`one_run_sample_rate`) depends on none of them, and a null row, Poisson-sampled or
+        not, adds nothing to any update, so each canary meets the add-remove neighbour at that q.
+
+        - Dirac canaries (white box, Steinke, Nasr & Jagielski 2023, gradient canaries): canary i
+          has its own probe coordinate (the probe is widened to m + 1 coordinates); its score is
+          Σ_t v_t[i], the sum of its coordinate's updates.  In a trainer with per-example clipping
+          and noise independent across coordinates the canaries do not interfere.
+        - Input canaries (black box, last iterate): the m examples of
+          :meth:`~mechanisms.training.canaries.InputCanary.one_run_examples` drawn from ``rng``
+          after the coins; canary i's score is minus the final model's loss on it.  They share the
+          model, so they interfere.
+
+        Returns
+        -------
+        scores : (m,) float array, higher = more likely included.
+        included : (m,) bool array, the coins.
         """
         m = check_int("m", m, minimum=1)
-        if not isinstance(self.canary, DiracCanary) or self.canary.background is not None:
-            raise ValueError(f"one-run auditing needs a Dirac canary on the user's data, got {self.canary!r}")
+        if isinstance(self.canary, DiracCanary) and self.canary.background is not None:
+            raise ValueError(f"one-run auditing needs canaries on the user's data, got {self.canary!r}")
         included = rng.random(m) < 0.5
-        wide = type(self)(**{**self._fields(), "canary": DiracCanary(self.canary.norm, m + 1)})
-        x, y = wide._with_canaries(included[included].astype(np.float64),
-                                   coordinates=np.flatnonzero(included))
-        seeds = rng.integers(0, 2**62, size=2)
-        updates = wide._train(x, y, seeds)
-        scores = updates[:, :m].sum(axis=0)
-        return scores, included
+        data = self._data
+        if isinstance(self.canary, DiracCanary):
+            wide = type(self)(**{**self._fields(), "canary": DiracCanary(self.canary.norm, m + 1)})
+            x, y = wide._with_canaries(included.astype(np.float64), coordinates=np.arange(m))
+            updates = wide._train(x, y, rng.integers(0, 2**62, size=2))
+            return updates[:, :m].sum(axis=0), included
+        examples, labels = self.canary.one_run_examples(m, data.features, data.classes, rng)
+        base_x, base_y = self._rows
+        cx = np.zeros((m, base_x.shape[1]), dtype=np.float32)
+        cx[included, : data.features] = examples[included]
+        cx[~included, -1] = 1.0  # null rows: flagged, zero probe input, zero gradient
+        cy = np.where(included, labels, 0).astype(np.int64)
+        losses = self._train(np.concatenate([base_x, cx]), np.concatenate([base_y, cy]),
+                             rng.integers(0, 2**62, size=2), examples=(examples, labels))
+        return -losses, included
+
+    def one_run_sample_rate(self, m: int) -> float:
+        """Opacus's q in :meth:`one_run_scores` with ``m`` canaries: 1/⌈(n + m)/B⌉."""
+        return opacus_sample_rate(self._rows[0].shape[0] + check_int("m", m, minimum=1), self.batch_size)
+
+    def one_run_claim(self, m: int):
+        """The accountant's claim for each canary of :meth:`one_run_scores` (q of
+        :meth:`one_run_sample_rate`, σ, T, ``delta``)."""
+        return accountant_claim(self.accountant, self.one_run_sample_rate(m), self.noise_multiplier, self.steps,
+                                self.delta)
+
+    def one_run_epsilon(self, m: int, delta: float) -> float:
+        """Exact ε(δ) of each Dirac canary in :meth:`one_run_scores`: the composed
+        Poisson-subsampled Gaussian at q of :meth:`one_run_sample_rate` and the trainer's exact
+        noise multiplier (dp-accounting's pessimistic PLD); ``NotImplementedError`` where the
+        truth is unknown (as :meth:`epsilon_for_delta`)."""
+        return poisson_gaussian_epsilon(self.one_run_sample_rate(m), self._exact_multiplier(None), self.steps,
+                                        check_open_unit("delta", delta))
 
     # -- one training ------------------------------------------------------------------------------
     def _fields(self) -> dict:
@@ -310,8 +352,9 @@ class TorchTraining:
                                                self.max_grad_norm, self.noise_multiplier * self.max_grad_norm)}
         return statistics[self.score](view)
 
-    def _train(self, x: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> np.ndarray:
-        """One training; the probe's per-step updates v_t (T, P) or the final loss (1,)."""
+    def _train(self, x: np.ndarray, y: np.ndarray, seeds: np.ndarray, examples=None) -> np.ndarray:
+        """One training; the probe's per-step updates v_t (T, P), or the final model's loss on the
+        input canary, or on each of ``examples`` = (x (k, p), y (k,)) if given: shape (1,) or (k,)."""
         import torch  # optional extra: torch
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -344,14 +387,17 @@ class TorchTraining:
         finally:
             handle.remove()
         if self.view == "final-loss":
-            example, label = self.canary.example(data.features, data.classes)
+            if examples is None:
+                example, label = self.canary.example(data.features, data.classes)
+                examples = (example[None, :], np.array([label]))
             with torch.no_grad():
-                logits = model.base(torch.from_numpy(example[None, :]))
-                loss = torch.nn.functional.cross_entropy(logits, torch.tensor([label]))
-            value = float(loss)
-            if not np.isfinite(value):
-                raise ValueError(f"{self.name}: the final loss on the canary is {value}")
-            return np.array([value])
+                logits = model.base(torch.from_numpy(np.ascontiguousarray(examples[0], dtype=np.float32)))
+                losses = torch.nn.functional.cross_entropy(logits, torch.from_numpy(np.asarray(examples[1], dtype=np.int64)),
+                                                           reduction="none")
+            values = losses.numpy().astype(np.float64)
+            if not np.isfinite(values).all():
+                raise ValueError(f"{self.name}: the final loss on a canary is not finite")
+            return values
         if len(records) - 1 != self.observed_steps:
             raise ValueError(f"training function {getattr(self.train, '__qualname__', self.train)!r} made "
                              f"{len(records) - 1} weight updates, expected observed_steps={self.observed_steps}")

@@ -110,6 +110,33 @@ def test_one_run_scores():
     assert np.allclose(counts, np.round(counts), atol=1e-3) and np.all((counts >= 0) & (counts <= 3))
 
 
+def test_one_run_training_sets_have_n_plus_m_rows_whatever_the_coins(monkeypatch):
+    mechanism = TorchTraining(noise_multiplier=1e-6, steps=2)
+    sizes = []
+    original = TorchTraining._train
+
+    def recording(self, x, y, seeds, examples=None):
+        sizes.append(len(x))
+        return original(self, x, y, seeds, examples=examples)
+
+    monkeypatch.setattr(TorchTraining, "_train", recording)
+    for seed in (1, 2):
+        mechanism.one_run_scores(8, np.random.default_rng(seed))
+    rows = mechanism._rows[0].shape[0]  # the user's data with the canary probe's rows
+    assert sizes == [rows + 8, rows + 8]  # excluded canaries are null rows: one size whatever the coins
+    assert mechanism.one_run_sample_rate(8) == 1.0 / -(-(rows + 8) // mechanism.batch_size)
+
+
+def test_one_run_input_canaries_score_by_final_loss():
+    mechanism = TorchTraining(view="final-loss", canary=InputCanary(scale=4.0), data="digits", n=99,
+                              noise_multiplier=1e-6, steps=3)
+    scores, included = mechanism.one_run_scores(16, np.random.default_rng(3))
+    assert scores.shape == included.shape == (16,) and np.all(np.isfinite(scores)) and np.all(scores <= 0)
+    with pytest.raises(ValueError, match="random examples"):
+        TorchTraining(view="final-loss", canary=InputCanary(y=1), data="digits", n=99).one_run_scores(
+            4, np.random.default_rng(0))
+
+
 def test_loader_batches_and_shuffled_pair():
     assert loader_batch_sizes(49, 25).tolist() == [25, 24] and loader_batch_sizes(50, 25).tolist() == [25, 25]
     pair = shuffled_loader_pair(49, 25, 4, background=-1.0, clip=1.0, noise=2.0)
