@@ -14,6 +14,7 @@ from .base import Statistic
 from .binned import BinnedStatistic
 from .categorical import CategoricalStatistic
 from .classifier import Classifier, ClassifierStatistic
+from .coordinates import CoordinateStatistic
 from .fit import MIN_AUTO_TRAINING, fit_statistic, held_out_separation, needs_training, training_plan
 from .linear import LinearStatistic, combine_moments, lda_statistic
 from .registry import (FitContext, NamedStatistic, check_statistic, named_statistic, register_statistic,
@@ -24,7 +25,7 @@ from .user import UserStatistic
 __all__ = [
     "Statistic", "check_statistic", "statistic_label", "FitContext", "NamedStatistic", "named_statistic",
     "register_statistic", "statistic_names", "BinnedStatistic",
-    "CategoricalStatistic", "Classifier", "ClassifierStatistic", "LinearStatistic", "UserStatistic",
+    "CategoricalStatistic", "Classifier", "ClassifierStatistic", "CoordinateStatistic", "LinearStatistic", "UserStatistic",
     "MIN_AUTO_TRAINING", "fit_statistic", "held_out_separation", "needs_training", "training_plan",
     "combine_moments", "lda_statistic", "TrainingChunk", "TrainingData", "TrainingPlan",
 ]

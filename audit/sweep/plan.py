@@ -34,7 +34,7 @@ __all__ = ["BUDGETS", "CAPS", "PlannedRow", "plan_rows", "refutable_samples", "r
 
 #: Draws per pair and side by budget and cost of one release.
 BUDGETS: Mapping[str, Mapping[str, int]] = {
-    "small": {"batch": 20_000, "call": 2_000, "query": 500, "fit": 150},
+    "small": {"batch": 20_000, "call": 2_000, "query": 500, "fit": 300},
     "default": {"batch": 400_000, "call": 30_000, "query": 3_000, "fit": 1_500},
 }
 #: A row may be raised to at most this many times its budget to make its claim refutable.
@@ -97,6 +97,7 @@ class PlannedRow:
 
     case: Case
     samples: int
+    statistic: Any
     seed: int
     confidence: float
     refutable: bool
@@ -104,10 +105,11 @@ class PlannedRow:
 
 
 def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence: float, seed: int,
-              samples: Optional[int] = None) -> tuple[PlannedRow, ...]:
+              samples: Optional[int] = None, statistic: Any = None) -> tuple[PlannedRow, ...]:
     """Every row of a sweep at confidence 1 − (1 − ``confidence``)/m (m = ``len(cases)``).
 
-    ``samples`` overrides the budget for every row (and is never raised).
+    ``samples`` overrides the budget for every row (and is never raised); ``statistic`` overrides
+    every case's statistic option (None keeps each case's own).
     """
     if budget not in BUDGETS:
         raise ValueError(f"`budget` must be one of {tuple(BUDGETS)}, got {budget!r}")
@@ -125,6 +127,6 @@ def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence:
         if slug in slugs:
             raise ValueError(f"two rows share the key {case.key!r}")
         slugs.add(slug)
-        rows.append(PlannedRow(case, count, row_seed(seed, library, case.key), row_confidence,
-                               count >= needed, slug))
+        rows.append(PlannedRow(case, count, case.statistic if statistic is None else statistic,
+                               row_seed(seed, library, case.key), row_confidence, count >= needed, slug))
     return tuple(rows)

@@ -108,9 +108,8 @@ def script_draws(event: Event, cost: str) -> int:
 
 
 def _literal(array: np.ndarray) -> str:
-    rows = np.asarray(array, dtype=np.float64)
-    text = np.array2string(rows, separator=", ", threshold=100_000, max_line_width=96,
-                           floatmode="unique", formatter={"float_kind": repr})
+    """``np.array([...])`` source that gives back ``array`` exactly (float reprs round-trip)."""
+    text = repr(np.asarray(array, dtype=np.float64).tolist()).replace("nan", "np.nan").replace("inf", "np.inf")
     return f"np.array({text})"
 
 
@@ -122,7 +121,7 @@ def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: di
     sources = "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in (*helpers, release))
     state = "np.random.RandomState(2026)" if seeded else "None  # the library draws from its own generator"
     doc = "\n".join(textwrap.wrap(finding, 96))
-    hi, lo = event.more_likely, ("D" if event.more_likely == "D'" else "D'")
+    hi, lo = ("D_PRIME", "D") if event.more_likely == "D'" else ("D", "D_PRIME")
     return f'''"""{title}
 
 {doc}
@@ -138,6 +137,7 @@ Event: {event.code()}  (chosen by the sweep on draws of its own; these draws are
 {sources}
 
 
+release = {release.__name__}
 PARAMS = {params!r}
 D = {_literal(base)}
 D_PRIME = {_literal(neighbour)}  # {pair_label}
@@ -159,7 +159,7 @@ def event(output):
 
 if __name__ == "__main__":
     random_state = {state}
-    hits = {{name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D'", D_PRIME))}}
+    hits = {{name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}}
     p, q = hits["{hi}"] / N, hits["{lo}"] / N
     print(f"P[event | {hi}] = {{p:.4f}}  ({{hits['{hi}']}} of {{N}} releases)")
     print(f"P[event | {lo}] = {{q:.4f}}  ({{hits['{lo}']}} of {{N}} releases)")

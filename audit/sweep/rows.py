@@ -39,7 +39,7 @@ def row_fingerprint(row: PlannedRow, library_version: Optional[str]) -> str:
     case = row.case
     return json.dumps({"key": case.key, "params": case.params, "claim": case.claim.to_dict(),
                        "samples": row.samples, "seed": row.seed, "confidence": row.confidence,
-                       "statistic": str(case.statistic), "version": library_version,
+                       "statistic": str(row.statistic), "version": library_version,
                        "engine": ENGINE_VERSION}, sort_keys=True, default=str)
 
 
@@ -99,13 +99,13 @@ def witness_summary(report: dict) -> dict:
         pair, event = report.get("worst_pair"), None
     labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
     stats = (report.get("statistic") or {}).get("pairs") or []
-    statistic = None
+    choice = None
     if pair in labels and labels.index(pair) < len(stats):
         info = stats[labels.index(pair)]
-        statistic = info.get("auto_choice") or info.get("kind")
+        choice = info.get("auto_choice") or info.get("coordinates_choice") or info.get("kind")
     option = (report.get("statistic") or {}).get("option")
-    return {"pair": pair, "event": event,
-            "statistic": statistic if statistic and statistic != option else option or statistic}
+    statistic = option if not choice or choice == option else f"{option}: {choice}" if option else choice
+    return {"pair": pair, "event": event, "statistic": statistic}
 
 
 def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, checkpoints: bool = True) -> dict:
@@ -125,7 +125,7 @@ def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, che
     if scenario is None:
         return dict(record, status="error", error="; ".join(dropped), wall_time_s=time.perf_counter() - started)
     settings = AuditSettings(samples=row.samples, confidence=row.confidence, seed=row.seed,
-                             statistic=case.statistic, n_jobs=1, progress=False,
+                             statistic=row.statistic, n_jobs=1, progress=False,
                              checkpoint=(out / "checkpoints" / f"{row.slug}.npz") if checkpoints else None)
     try:
         with warnings.catch_warnings():

@@ -152,8 +152,8 @@ def _reset(out: Path) -> None:
 def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, n_jobs: int = 1,
               backend: str = "loky", scheduler: Optional[str] = None, resume: bool = False,
               confidence: float = 0.95, seed: int = 2026, entries: Optional[Sequence[str]] = None,
-              samples: Optional[int] = None, progress: bool = True, repro: bool = True,
-              date: Optional[str] = None) -> dict:
+              samples: Optional[int] = None, statistic: Any = None, progress: bool = True,
+              repro: bool = True, date: Optional[str] = None) -> dict:
     """Audit every catalogue row of ``library`` and write the sweep report to ``out``.
 
     Parameters
@@ -178,6 +178,9 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
         Glob patterns of entry names to audit (default: all); m counts only the rows selected.
     samples : int, optional
         Draws per pair and side for every row, overriding the budget.
+    statistic : str or object, optional
+        The test statistic of every row (any option of :class:`audit.AuditSettings`); by default each
+        case's own: ``"coordinates"`` for a vector release, ``"auto"`` for one value.
     progress : bool
         A progress bar over rows.
     repro : bool
@@ -201,7 +204,8 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     coverage = lib.coverage(catalogue)
     selected = _select(catalogue, entries)
     cases = tuple(case for entry in selected for case in entry.cases())
-    rows = plan_rows(cases, library=lib.name, budget=budget, confidence=confidence, seed=seed, samples=samples)
+    rows = plan_rows(cases, library=lib.name, budget=budget, confidence=confidence, seed=seed, samples=samples,
+                     statistic=statistic)
     out = Path(out)
     if not resume:
         _reset(out)
@@ -239,7 +243,8 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
 
     document = {
         "library": lib.name, "version": version, "date": date, "dpaudit": __version__, "budget": budget,
-        "samples_override": samples, "confidence": confidence, "error_control": "bonferroni",
+        "samples_override": samples, "statistic_override": None if statistic is None else str(statistic),
+        "confidence": confidence, "error_control": "bonferroni",
         "rows_planned": len(rows), "row_confidence": rows[0].confidence if rows else None, "seed": seed,
         "entries_selected": list(entries) if entries else None,
         "coverage": coverage.to_dict(),

@@ -132,11 +132,13 @@ def _label(params: Mapping[str, Any], keys) -> str:
 
 
 def _case(entry: str, point: str, release, params: Mapping[str, Any], claim, pairs, *, cost: str, width: int,
-          rows: bool, relation: Relation, batch=None, reference=None, known: str = "", layout=(),
-          statistic: Any = "auto") -> Case:
+          rows: bool, relation: Relation, batch=None, reference=None, known: str = "", layout=()) -> Case:
     scenario = (_scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation))
     mechanism = LibraryRelease(release, params, f"diffprivlib.{entry}({point})", claim, width + 1, batch=batch,
                                reference=reference)
+    # A vector release: the coordinates statistic finds the one coordinate a bug touches
+    # (audit.statistics.coordinates); a single value: the engine's default.
+    statistic = "coordinates" if width > 1 else "auto"
     return Case(entry, point, {k: v for k, v in params.items() if k not in ("labels",)}, mechanism, claim, scenario,
                 release, params, cost, statistic=statistic, known=known, layout=layout)
 
