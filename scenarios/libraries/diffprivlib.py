@@ -41,9 +41,11 @@ from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
 dpl = require("diffprivlib", library="diffprivlib")
+#: The mechanism object of the last release (see :func:`mechanism_object`).
+_LAST: dict = {}
 
 __all__ = ["LIBRARY", "randomise", "randomise_label", "select", "eigenvector", "query", "histogram_query",
-           "fit", "fitted", "compose"]
+           "fit", "fitted", "compose", "mechanism_object"]
 
 REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
 _CLAIM_MECH = ("diffprivlib.mechanisms.{name} docstring: 'epsilon : Privacy parameter ε for the mechanism'"
@@ -51,16 +53,26 @@ _CLAIM_MECH = ("diffprivlib.mechanisms.{name} docstring: 'epsilon : Privacy para
 
 
 # -- release functions (their source goes into reproduction scripts: names np and dpl only) -------
+def mechanism_object(mechanism, random_state, **kwargs):
+    """diffprivlib.mechanisms.<mechanism>(random_state=random_state, **kwargs), built once and reused
+    while the parameters and the generator stay the same (as a user calls ``randomise`` repeatedly)."""
+    key = (mechanism, repr(sorted(kwargs.items())), id(random_state))
+    if _LAST.get("key") != key:
+        _LAST.clear()
+        _LAST.update(key=key, mech=getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs))
+    return _LAST["mech"]
+
+
 def randomise(data, random_state, *, mechanism, value="float", **kwargs):
     """One release of diffprivlib.mechanisms.<mechanism>(**kwargs).randomise(value)."""
-    mech = getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs)
+    mech = mechanism_object(mechanism, random_state, **kwargs)
     x = np.ravel(data)[0]
     return [mech.randomise(int(x) if value == "int" else float(x))]
 
 
 def randomise_label(data, random_state, *, mechanism, labels, **kwargs):
     """A categorical mechanism on label number data[0]; the release is the output label's number."""
-    mech = getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs)
+    mech = mechanism_object(mechanism, random_state, **kwargs)
     return [labels.index(mech.randomise(labels[int(np.ravel(data)[0])]))]
 
 
@@ -235,7 +247,7 @@ def _selection_entries() -> list[Entry]:
                                         (u, [1.0, 0.0, 2.0], "top two swap"),
                                         (u, [0.0, 1.0, 1.0], "top utility − Δ")], point["sensitivity"])
             return _case(f"mechanisms.{name}", _label(point, point), select, params,
-                         PureDP(point["epsilon"], REPLACE), pairs, cost="call", width=1, rows=False, relation=REPLACE,
+                         PureDP(point["epsilon"], REPLACE), pairs, cost="query", width=1, rows=False, relation=REPLACE,
                          layout=(("candidate index", None),))
         grid = [{"epsilon": 1.0, "sensitivity": 1.0}, {"epsilon": 1.0, "sensitivity": 1.0, "monotonic": True}]
         return Entry(f"mechanisms.{name}", (f"diffprivlib.mechanisms.{name}",), "mechanism",
@@ -500,5 +512,6 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="diffprivlib", distribution="diffprivlib", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="import numpy as np\nimport diffprivlib as dpl\n", helpers=(encode, released, fitted),
+    script_header="import numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
+    helpers=(encode, released, fitted, mechanism_object),
     seeded=True))
