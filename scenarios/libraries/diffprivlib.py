@@ -119,7 +119,10 @@ def fit(data, random_state, *, model, attributes, capacity, supervised=True, pro
     """diffprivlib.models.<model>(**kwargs).fit(X[, y]): the listed attributes of the fitted model,
     and its predictions (``predict_proba``) at the fixed ``probe`` points if given."""
     X, y = (data[:, :-1], data[:, -1]) if supervised else (data, None)
-    est = getattr(dpl.models, model)(random_state=random_state, accountant=dpl.BudgetAccountant(), **kwargs)
+    try:
+        est = getattr(dpl.models, model)(random_state=random_state, accountant=dpl.BudgetAccountant(), **kwargs)
+    except (TypeError, AttributeError):  # releases before `random_state` and the accountant existed
+        est = getattr(dpl.models, model)(**kwargs)
     est = est.fit(X, y) if supervised else est.fit(X)
     blocks = [(fitted(est, name), capacity) for name in attributes]
     if probe is not None:
