@@ -35,7 +35,7 @@ __all__ = ["BUDGETS", "CAPS", "PlannedRow", "plan_rows", "refutable_samples", "r
 #: Draws per pair and side by budget and cost of one release.
 BUDGETS: Mapping[str, Mapping[str, int]] = {
     "small": {"batch": 20_000, "call": 2_000, "query": 500, "fit": 300},
-    "default": {"batch": 400_000, "call": 30_000, "query": 3_000, "fit": 1_500},
+    "default": {"batch": 400_000, "call": 30_000, "query": 2_000, "fit": 1_500},
 }
 #: A row may be raised to at most this many times its budget to make its claim refutable.
 CAPS: Mapping[str, int] = {"batch": 8, "call": 4, "query": 2, "fit": 2}
