@@ -97,8 +97,10 @@ def query(data, random_state, *, function, capacity, **kwargs):
 
 def histogram_query(data, random_state, *, function, capacity, **kwargs):
     """diffprivlib.tools.histogram / histogram2d / histogramdd: counts and bin edges."""
-    args = {"histogram": (np.ravel(data),), "histogram2d": (data[:, 0], data[:, 1]),
-            "histogramdd": (data,)}[function]
+    if function == "histogram":
+        args = (np.ravel(data),)
+    else:
+        args = (data[:, 0], data[:, 1]) if function == "histogram2d" else (data,)
     out = getattr(dpl.tools, function)(*args, random_state=random_state, accountant=dpl.BudgetAccountant(), **kwargs)
     parts = [out[0]] + (list(out[1]) if function == "histogramdd" else list(out[1:]))
     return released(*((part, capacity) for part in parts))
@@ -317,8 +319,9 @@ def _tool(name: str, what: str, grid=None, nan: bool = False, bounds: bool = Tru
         rows = True
         if point.get("nan_rows"):
             params.pop("nan_rows")
-            nans = [np.nan] * point["nan_rows"]
-            pairs = [(np.array(nans + [lo]), np.array(nans + [hi]), f"{point['nan_rows']} NaN rows, last lower → upper")]
+            nans = [np.nan] * point["nan_rows"] + [lo] * 3  # n = nan_rows + 4 values, 4 of them numbers
+            pairs = [(np.array(nans + [lo]), np.array(nans + [hi]),
+                      f"{point['nan_rows']} NaN rows and 4 at lower, last lower → upper")]
             rows = False
         keys = [k for k in point if k != "bounds"] + ["bounds"]
         return _case(f"tools.{name}", _label(point, keys), query, params, PureDP(point["epsilon"], REPLACE), pairs,
@@ -326,7 +329,7 @@ def _tool(name: str, what: str, grid=None, nan: bool = False, bounds: bool = Tru
                      layout=((name, params["capacity"]),))
     grid = grid or [{"epsilon": 1.0, "bounds": (0.0, 1.0)}, {"epsilon": 0.5, "bounds": (-1e6, 1e6)}]
     if nan:
-        grid = grid + [{"epsilon": 1.0, "bounds": (0.0, 1.0), "nan_rows": 9}]
+        grid = grid + [{"epsilon": 1.0, "bounds": (0.0, 1.0), "nan_rows": 6}]
     return Entry(f"tools.{name}", (f"diffprivlib.tools.{name}",), "query", _TOOL_TEXT.format(name=name, what=what),
                  REPLACE, tuple(grid), build)
 
