@@ -141,6 +141,12 @@ def _classifier_vector():
             Classifier(estimator="logistic", features="values"))
 
 
+def _coordinates_vector():
+    """Lebeda's Algorithm 1, d = 4, 1-GDP (tight), scored by the coordinates statistic (the coordinate
+    and view chosen on held-out training draws; the sweep's statistic for vector releases)."""
+    return CorrelatedGaussianMechanism(1.0, 4), scenarios.counting(4), "coordinates"
+
+
 #: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario)
 #: or (mechanism, scenario, statistic) where the case exercises a particular test statistic.
 REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
@@ -156,6 +162,7 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "sparse-vector-categorical": _sparse_vector,
     "vector-classifier": _classifier_vector,
     "scale-gaussian-binned": _binned_scale,
+    "vector-coordinates": _coordinates_vector,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).
