@@ -304,7 +304,8 @@ def _threshold(point):
     pairs = [(base, np.array([20.0, 3.0, 1.0]), "new key c with count 1"),
              (base, np.array([20.0, 4.0, -1.0]), "count of b + 1"),
              (np.array([-1.0, -1.0, -1.0]), np.array([-1.0, -1.0, 1.0]), "empty map vs one key")]
-    return params, (1, 1.0, 1.0), pairs, 6, False, tuple((f"{k} present, {k} value", None) for k in _KEYS)
+    return params, (1, 1.0, 1.0), pairs, 6, False, tuple((f"{k} {what}", None) for k in _KEYS
+                                                         for what in ("present", "value"))
 
 
 def _selection(point):
