@@ -2,7 +2,7 @@
 
 For each target below, the buggy and the fixed release are each installed in a virtual environment
 of their own (``python -m venv``; the library pinned, with scikit-learn / numpy / scipy releases
-that both support it and install on this Python), and the catalogue's affected entry is swept
+that support it and have wheels for the environment's Python), and the catalogue's affected entry is swept
 there with ``dpaudit sweep LIBRARY --entries ENTRY`` (dpaudit itself comes from this checkout, on
 ``PYTHONPATH``).  The sweep must refute the target row on the buggy release and not on the fixed one.
 
@@ -32,8 +32,8 @@ import os
 import resource
 import subprocess
 import sys
+import shutil
 import time
-import venv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,25 +52,40 @@ class Target:
     point: str
     issue: str
     pins: tuple[str, ...]
+    python: str = sys.executable
 
 
 TARGETS = (
     Target("diffprivlib", "0.4.0", "0.4.1", "models.LinearRegression", "data=y only",
            "IBM/differential-privacy-library#34 (fixed by PR #35, released in 0.4.1)",
-           # scikit-learn 1.1 is the last with LinearRegression(normalize=...), which 0.4.x passes;
-           # 1.1.3 and these numpy/scipy releases have wheels for Python 3.11.
-           ("scikit-learn==1.1.3", "numpy==1.24.4", "scipy==1.10.1")),
+           # diffprivlib 0.4 imports scikit-learn internals that 1.1 removed
+           # (linear_model._logistic._logistic_loss_and_grad, utils.fixes._joblib_parallel_args), and
+           # 1.0.2 has no wheel for Python 3.11: these environments use Python 3.10.
+           ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.10.1"), python="python3.10"),
 )
 
 
-def environment(folder: Path, library: str, version: str, pins: tuple[str, ...]) -> Path:
-    """A virtual environment with ``library==version``, the pins and dpaudit's dependencies (cached)."""
+def _interpreter(name: str) -> str:
+    """An interpreter by path or name (``python3.10``), also found among pyenv's installed versions."""
+    if Path(name).is_file():
+        return name
+    version = name.removeprefix("python")
+    candidates = sorted(Path.home().glob(f".pyenv/versions/{version}*/bin/{name}"))
+    for found in [shutil.which(name), *map(str, candidates)]:
+        if found and subprocess.run([found, "-V"], capture_output=True).returncode == 0:
+            return found
+    raise FileNotFoundError(f"no {name} interpreter: install one (e.g. `pyenv install {version}`)")
+
+
+def environment(folder: Path, library: str, version: str, pins: tuple[str, ...], interpreter: str) -> Path:
+    """A virtual environment of ``interpreter`` with ``library==version``, the pins and dpaudit's
+    dependencies (cached)."""
     path = folder / f"{library}-{version}"
     python = path / "bin" / "python"
     stamp = path / "dpaudit-ready"
     if stamp.is_file():
         return python
-    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    subprocess.run([_interpreter(interpreter), "-m", "venv", "--clear", str(path)], check=True)
     command = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                *pins, f"{library}=={version}", *DPAUDIT_DEPS]
     subprocess.run(command, check=True)
@@ -104,7 +119,7 @@ def main(argv=None) -> int:
     rows = []
     for target in TARGETS:
         for role, version in (("buggy", target.buggy), ("fixed", target.fixed)):
-            python = environment(args.venvs, target.library, version, target.pins)
+            python = environment(args.venvs, target.library, version, target.pins, target.python)
             started = time.perf_counter()
             document, cpu = sweep(python, target, args.out / "sweep_versions" / f"{target.library}-{version}",
                                   args.budget, args.seed)
