@@ -143,7 +143,7 @@ def chain(kind, scale, upper=1.0, size=None, noise="laplace"):
     raise ValueError(f"unknown chain {kind!r}")
 
 
-def combined(kind, scale, delta=PROFILE_DELTA):
+def combined(kind, scale, delta=1e-6):
     """A combinator around dp.m.make_laplace / make_gaussian on one value (dp.c.*)."""
     lap, gauss = scalar_noise("make_laplace", scale), scalar_noise("make_gaussian", scale)
     if kind == "zCDP_to_approxDP":
