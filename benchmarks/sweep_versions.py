@@ -40,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: What dpaudit itself needs in each environment (pyproject.toml's dependencies).
-DPAUDIT_DEPS = ("statsmodels>=0.14,<0.15", "joblib>=1.3", "tqdm>=4.60", "threadpoolctl>=3.1", "jinja2>=3.1")
+DPAUDIT_DEPS = ("statsmodels>=0.14,<0.15", "joblib>=1.3", "tqdm>=4.60", "threadpoolctl>=3.1", "jinja2>=3.1",
+                "tomli>=2.0; python_version < '3.11'")
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,9 @@ TARGETS = (
            "IBM/differential-privacy-library#34 (fixed by PR #35, released in 0.4.1)",
            # diffprivlib 0.4 imports scikit-learn internals that 1.1 removed
            # (linear_model._logistic._logistic_loss_and_grad, utils.fixes._joblib_parallel_args), and
-           # 1.0.2 has no wheel for Python 3.11: these environments use Python 3.10.
-           ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.10.1"), python="python3.10"),
+           # 1.0.2 has no wheel for Python 3.11: these environments use Python 3.10.  dpaudit needs
+           # scipy.special.betainccinv, which scipy has from 1.12.
+           ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.12.0"), python="python3.10"),
 )
 
 
