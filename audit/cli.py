@@ -7,7 +7,8 @@ Sub-commands:
 - ``dpaudit list``: the reference mechanisms and the bundled scenario files;
 - ``dpaudit theory MECHANISM --param value ...``: exact privacy and accuracy of a reference
   mechanism, no sampling;
-- ``dpaudit plot REPORT.json``: redraw the figures of a saved report.
+- ``dpaudit plot REPORT.json``: redraw the figures of a saved report;
+- ``dpaudit sweep LIBRARY``: audit every catalogue row of a DP library (:mod:`audit.sweep.command`).
 
 Exit status: 0 when no claim is refuted, 1 when at least one audit is VIOLATED, 2 for bad usage
 or bad input (a malformed scenario file, a mechanism that raises, an unreadable report), with a
@@ -49,6 +50,7 @@ from .statistics import statistic_names
 from .run_folder import error_control, remove_checkpoints, saved_entries, saved_message, unfinished_run
 from .suite import RunSettings, checkpoint_path, close_timing, run_audits, timing_path
 from .suite import side_by_side as suite_side_by_side
+from .sweep.command import add_sweep_parser, sweep_command
 
 __all__ = ["main", "build_parser", "synopsis", "parameters_text", "error_control", "EXIT_OK", "EXIT_VIOLATED",
            "EXIT_USAGE", "parse_value", "exact_integer"]
@@ -146,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", type=Path, metavar="DIR", help="output directory: figures go to OUT/figures/, as with "
                       "`dpaudit run --out OUT` (default: the report's own directory)")
     plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    add_sweep_parser(commands, _Parser, _DEBUG_HELP)
     return parser
 
 
@@ -197,7 +200,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return {"run": _run, "list": _list, "theory": _theory, "plot": _plot}[args.command](args)
+        return {"run": _run, "list": _list, "theory": _theory, "plot": _plot,
+                "sweep": sweep_command}[args.command](args)
     except UsageError as exc:
         return _fail(exc, debug)
     except BrokenPipeError:  # e.g. `dpaudit list | head`: stop quietly

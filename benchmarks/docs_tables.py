@@ -220,8 +220,8 @@ def render(text: str, root: Path = ROOT, name: str = "document") -> str:
 
 
 def documents(root: Path = ROOT) -> list[Path]:
-    """README.md and every Markdown page of docs/."""
-    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    """README.md and every Markdown page of docs/ (its subfolders included)."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
 
 
 def stale_documents(root: Path = ROOT) -> list[Path]:

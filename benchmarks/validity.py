@@ -195,6 +195,10 @@ class _Claimed:
 
     def __getattr__(self, attribute):
         return getattr(self._mechanism, attribute)
+def _coordinates_vector():
+    """Lebeda's Algorithm 1, d = 4, 1-GDP (tight), scored by the coordinates statistic (the coordinate
+    and view chosen on held-out training draws; the sweep's statistic for vector releases)."""
+    return CorrelatedGaussianMechanism(1.0, 4), scenarios.counting(4), "coordinates"
 
 
 #: Correct mechanisms of the validity study: name -> zero-argument factory of (mechanism, scenario)
@@ -217,6 +221,7 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "sparse-histogram-auto": _sparse_histogram_auto,
     "laplace-parallel-auto": _laplace_parallel_auto,
     "gaussian-zcdp-curve-auto": _gaussian_zcdp_curve,
+    "vector-coordinates": _coordinates_vector,
 }
 
 #: Parameters of the full study (~30–40 min on 2 cores) and of ``--quick`` (~1–2 min).

@@ -17,6 +17,7 @@ from .base import Statistic
 from .binned import BinnedStatistic
 from .categorical import CategoricalStatistic
 from .classifier import Classifier, ClassifierStatistic
+from .coordinates import CoordinateStatistic
 from .fit import MIN_AUTO_TRAINING, fit_statistic, needs_training, training_plan
 from .linear import LinearStatistic, combine_moments, lda_statistic
 from .registry import (FitContext, NamedStatistic, check_statistic, named_statistic, register_statistic,
@@ -27,7 +28,7 @@ from .user import UserStatistic
 __all__ = [
     "Statistic", "check_statistic", "statistic_label", "FitContext", "NamedStatistic", "named_statistic",
     "register_statistic", "statistic_names", "AdditiveStatistic", "BinnedStatistic",
-    "CategoricalStatistic", "Classifier", "ClassifierStatistic", "FlagValueStatistic", "LinearStatistic",
+    "CategoricalStatistic", "Classifier", "ClassifierStatistic", "CoordinateStatistic", "FlagValueStatistic", "LinearStatistic",
     "UserStatistic", "MIN_AUTO_TRAINING", "fit_statistic", "needs_training", "training_plan",
     "combine_moments", "lda_statistic", "TrainingChunk", "TrainingData", "TrainingPlan",
 ]

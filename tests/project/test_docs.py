@@ -29,7 +29,7 @@ from benchmarks.docs_tables import Region, extract, parse_marker, render, stale_
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-PAGES = [README, *sorted(DOCS.glob("*.md"))]
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 QUICK_START = (
     'pip install ".[plots,accounting]" && dpaudit run',
     'pip install -e ".[test,plots,dask,learn,thirdparty]" && python -m pytest',
@@ -268,12 +268,13 @@ def test_no_history_outside_the_changelog(page):
     assert not found, "history belongs in CHANGELOG.md: " + "; ".join(found)
 
 
-@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+@pytest.mark.parametrize("page", sorted(DOCS.rglob("*.md")), ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_every_page_opens_with_what_it_covers_and_is_indexed(page):
     lines = [line for line in page.read_text(encoding="utf-8").splitlines()]
     assert lines[0].startswith("# "), f"{page.name} does not start with a title"
     first = next(line for line in lines[1:] if line.strip())
     assert not re.match(r"\s*([#|>`<*-]|\d+\.)", first), f"{page.name}: no opening paragraph after the title"
     if page.name != "index.md":
-        assert f"]({page.name})" in (DOCS / "index.md").read_text(encoding="utf-8"), (
-            f"docs/index.md does not list {page.name}")
+        name = page.relative_to(DOCS).as_posix()
+        assert f"]({name})" in (DOCS / "index.md").read_text(encoding="utf-8"), (
+            f"docs/index.md does not list {name}")

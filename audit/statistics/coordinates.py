@@ -1,0 +1,136 @@
+"""The coordinates statistic: the one coordinate of a vector release that tells the sides apart.
+
+A library's model or query releases a vector of dozens of numbers (parameters, shapes, counts of
+non-finite values, a noisy objective), of which a bug usually touches one: a coefficient released
+without noise whenever a noisy offset is clipped to 0, a size that grows when a new label
+appears.  Fisher's discriminant needs many training draws to find one coordinate among dozens, and
+an exact repeated value (an atom) among continuous ones is not a threshold of any projection.
+This statistic looks at each coordinate j alone, in two views:
+
+- its **value**: the binned log-likelihood ratio of x_j (:mod:`.binned`), whose quantile bins
+  give an atom that holds a share of the draws a bin of its own;
+- its **low-order bits**: the categorical log-likelihood ratio (:mod:`.categorical`) of the
+  ``LOW_BITS`` least significant bits of x_j's IEEE-754 pattern.  Which doubles a noisy value can
+  take depends on how it was computed (Mironov, CCS 2012; Jin et al., "Are we there yet? Timing
+  and floating-point attacks on differential privacy systems", IEEE S&P 2022), and no smooth
+  function of the value sees it; unlike the classifier statistic's bit features, this needs no
+  scikit-learn and looks at every coordinate of a wide output.
+
+Every (coordinate, view) candidate is fitted on the first half of the training rows and scored on
+the second half by how much of the claim its threshold events use there
+(:func:`audit.scoring.statistic_usage`, the quantity ``"auto"`` ranks by; the Fisher projection
+competes too); the winner is refitted on all training rows and frozen.  Only training
+draws are used, so the certified events stay independent of what chose them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..scoring import statistic_usage
+from .atoms import count_atoms
+from .base import Statistic
+from .binned import BinnedStatistic, fit_binned
+from .categorical import CategoricalStatistic, fit_categorical
+from .linear import LinearStatistic, combine_moments, chunk_moments, lda_statistic
+from .registry import FitContext, register_statistic
+
+__all__ = ["CoordinateStatistic", "fit_coordinates", "LOW_BITS"]
+
+#: Least significant bits of a coordinate's IEEE-754 pattern the bits view reads (2**LOW_BITS atoms).
+LOW_BITS = 10
+_MIN_HALF = 8
+
+
+def _low_bits(column: np.ndarray) -> np.ndarray:
+    words = (np.ascontiguousarray(column, dtype=np.float64) + 0.0).view(np.uint64)
+    return (words & np.uint64((1 << LOW_BITS) - 1)).astype(np.float64).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class CoordinateStatistic(Statistic):
+    """Score = ``inner`` applied to coordinate ``index`` (``view="value"``) or to its low bits
+    (``view="bits"``)."""
+
+    index: int
+    view: str
+    inner: Statistic
+    kind = "coordinates"
+
+    def _column(self, outputs: np.ndarray) -> np.ndarray:
+        column = outputs[:, self.index]
+        return _low_bits(column) if self.view == "bits" else column.reshape(-1, 1)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return self.inner(self._column(outputs))
+
+    def describe(self, threshold: float) -> str:
+        what = f"output[{self.index}]" if self.view == "value" else f"low {LOW_BITS} bits of output[{self.index}]"
+        return f"{what}: {self.inner.describe(threshold)}"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "coordinate": self.index, "view": self.view, "inner": self.inner.to_dict()}
+
+
+def _fit_view(base: np.ndarray, neighbour: np.ndarray, index: int, view: str) -> Optional[Statistic]:
+    if view == "value":
+        return fit_binned(base[:, index], neighbour[:, index])
+    atoms0, atoms1 = count_atoms(_low_bits(base[:, index]), 1 << LOW_BITS), count_atoms(
+        _low_bits(neighbour[:, index]), 1 << LOW_BITS)
+    if atoms0 is None or atoms1 is None:
+        return None
+    return fit_categorical(atoms0, atoms1)
+
+
+def _views(column: np.ndarray) -> tuple[str, ...]:
+    if np.all(column == column[0]):
+        return ()
+    distinct = np.unique(column).size
+    # Low bits say something only about values that are not few and not small integers.
+    bits = distinct > 16 and not np.all(column == np.round(column))
+    return ("value", "bits") if bits else ("value",)
+
+
+def fit_coordinates(base: np.ndarray, neighbour: np.ndarray, claim) -> tuple[Statistic, dict]:
+    """The best (coordinate, view) on held-out halves of the training rows (module docstring)."""
+    half0, half1 = base.shape[0] // 2, neighbour.shape[0] // 2
+    if min(half0, half1) < _MIN_HALF:
+        moments = [combine_moments([chunk_moments(rows)]) for rows in (base, neighbour)]
+        return lda_statistic(*moments), {"coordinates_choice": "fisher (too few training rows)"}
+    fit0, test0, fit1, test1 = base[:half0], base[half0:], neighbour[:half1], neighbour[half1:]
+    pooled = np.concatenate([fit0, fit1])
+    candidates: dict[tuple, Statistic] = {}
+    if base.shape[1] > 1:
+        moments = [combine_moments([chunk_moments(rows)]) for rows in (fit0, fit1)]
+        candidates[("fisher", -1)] = lda_statistic(*moments)
+    for index in range(base.shape[1]):
+        for view in _views(pooled[:, index]):
+            inner = _fit_view(fit0, fit1, index, view)
+            if inner is not None:
+                candidates[(view, index)] = CoordinateStatistic(index, view, inner)
+    if not candidates:
+        return LinearStatistic(np.ones(base.shape[1]) / np.sqrt(base.shape[1])) if base.shape[1] > 1 else \
+            LinearStatistic(), {"coordinates_choice": "none (every coordinate is constant)"}
+    scores = {key: statistic_usage(claim, stat(test0), stat(test1)).value for key, stat in candidates.items()}
+    best = max(scores, key=lambda key: (scores[key], -abs(key[1])))
+    view, index = best
+    if view == "fisher":
+        moments = [combine_moments([chunk_moments(rows)]) for rows in (base, neighbour)]
+        chosen: Statistic = lda_statistic(*moments)
+    else:
+        chosen = CoordinateStatistic(index, view, _fit_view(base, neighbour, index, view))
+    top = sorted(scores.items(), key=lambda item: -item[1])[:5]
+    return chosen, {"coordinates_choice": f"{view} of output[{index}]" if view != "fisher" else "fisher",
+                    "held_out_usage": {f"{v}[{i}]": float(s) for (v, i), s in top}}
+
+
+def _fit(base, neighbour, context: FitContext):
+    return fit_coordinates(base.rows, neighbour.rows, context.claim)
+
+
+register_statistic("coordinates", _fit, raw_rows=True, moments=lambda output_dim: False,
+                   summary="the one coordinate of a vector output (its value, or its low-order bits) that "
+                           "separates the sides best on held-out training draws")

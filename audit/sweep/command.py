@@ -1,0 +1,74 @@
+"""``dpaudit sweep LIBRARY``: the command-line front of :func:`audit.sweep.run_sweep`.
+
+Prints the sweep table (or its JSON) and writes ``sweep.json``, ``sweep.md``, ``rows/`` and the
+reproduction scripts of ``repro/`` to ``--out``.  Exit status: 0 when no row is VIOLATED, 1 when
+one is, 2 for bad usage (an unknown library, a missing library package, entries that match
+nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scenarios.libraries import library_names
+
+from ..settings import option_type
+from .plan import BUDGETS
+from .runner import DEFAULT_OUT, SWEEP_BACKENDS, run_sweep
+from .table import sweep_markdown
+
+__all__ = ["add_sweep_parser", "sweep_command"]
+
+
+def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.ArgumentParser:
+    """Add ``sweep`` to the sub-commands ``commands`` of ``dpaudit``."""
+    sweep = commands.add_parser(
+        "sweep", help="audit every public mechanism, query and model of a DP library",
+        description="Audit every catalogue row (entry × grid point) of an installed DP library against the "
+        "privacy the library claims, with Bonferroni error control over the whole sweep; write sweep.md, "
+        "sweep.json, one record per row and a reproduction script per VIOLATED row.  Exit status 0: no row "
+        "VIOLATED; 1: some row VIOLATED; 2: bad usage.")
+    sweep.add_argument("library", metavar="LIBRARY", help=f"the library: {', '.join(library_names())}")
+    sweep.add_argument("--budget", choices=tuple(BUDGETS), default="default",
+                       help="draws per row by what one release costs (default: %(default)s; small is for CI)")
+    sweep.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="output directory (default: %(default)s/)")
+    sweep.add_argument("--jobs", type=option_type("n_jobs"), default=1,
+                       help="rows audited side by side, -1 = all cores (default: %(default)s)")
+    sweep.add_argument("--backend", choices=SWEEP_BACKENDS, default="loky",
+                       help="where rows run (default: %(default)s; dask: a cluster, see --scheduler)")
+    sweep.add_argument("--scheduler", help="Dask scheduler address for --backend dask (default: a local cluster)")
+    sweep.add_argument("--resume", action="store_true",
+                       help="keep the rows an interrupted sweep with the same plan saved in OUT/rows/ and continue")
+    sweep.add_argument("--entries", nargs="+", metavar="PATTERN",
+                       help="audit only the entries matching these glob patterns, e.g. 'models.*' "
+                            "(error control then counts only their rows)")
+    sweep.add_argument("--confidence", type=option_type("confidence"), default=0.95,
+                       help="probability that no claim that holds is reported VIOLATED anywhere in the sweep "
+                            "(default: %(default)s)")
+    sweep.add_argument("--seed", type=option_type("seed"), default=2026, help="the sweep's seed (default: %(default)s)")
+    sweep.add_argument("--samples", type=option_type("samples"), help="draws per pair and side for every row "
+                       "(overrides the budget)")
+    sweep.add_argument("--statistic", metavar="NAME", help="test statistic of every row (default: each row's own)")
+    sweep.add_argument("--no-repro", action="store_true", help="do not write reproduction scripts")
+    sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sweep.add_argument("--format", choices=("table", "json"), default="table",
+                       help="what to print on stdout (default: %(default)s)")
+    sweep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
+    return sweep
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    """Run ``dpaudit sweep``; returns the exit status."""
+    document = run_sweep(args.library, budget=args.budget, out=args.out, n_jobs=args.jobs, backend=args.backend,
+                         scheduler=args.scheduler, resume=args.resume, confidence=args.confidence, seed=args.seed,
+                         entries=args.entries, samples=args.samples, statistic=args.statistic,
+                         progress=not args.no_progress, repro=not args.no_repro)
+    if args.format == "json":
+        print(json.dumps(document, indent=1, default=str))
+    else:
+        print(sweep_markdown(document))
+        print(f"written to {args.out}/ (sweep.md, sweep.json, rows/, repro/)", file=sys.stderr)
+    return 1 if any(row.get("verdict") == "VIOLATED" for row in document["rows"]) else 0

@@ -1,0 +1,149 @@
+"""One row of a sweep: auditing one case, and the row's record in the sweep report.
+
+A row record is a plain dict written to ``OUT/rows/<slug>.json`` as soon as its audit finishes
+(atomically, :func:`audit.checkpoint.write_atomic`), so an interrupted sweep continues where it
+stopped.  It keeps what the sweep table shows — claim, verdict, certified bounds, the statistic
+and the pair of the witness — and, in ``report``, the audit's whole report dict (without its
+``runtime``), so a renderer can say more about the witness than the table does.  Everything here
+reads the report dict; nothing re-derives a statistic or a bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from mechanisms.adapters.released import RAISED, LibraryRelease
+from mechanisms.base import mechanism_name
+
+from ..checkpoint import write_atomic
+from ..engine import ENGINE_VERSION, run_audit
+from ..errors import MechanismError
+from ..render.text import claim_label
+from ..settings import AuditSettings
+from .plan import PlannedRow
+
+__all__ = ["audit_row", "row_fingerprint", "witness_summary", "PREFLIGHT_DRAWS"]
+
+#: Releases per dataset drawn before the audit to find inputs the library refuses outright.
+PREFLIGHT_DRAWS = 4
+
+
+def row_fingerprint(row: PlannedRow, library_version: Optional[str]) -> str:
+    """What must match for a saved row to be reused by ``--resume``."""
+    case = row.case
+    return json.dumps({"key": case.key, "params": case.params, "claim": case.claim.to_dict(),
+                       "samples": row.samples, "seed": row.seed, "confidence": row.confidence,
+                       "statistic": str(row.statistic), "version": library_version,
+                       "engine": ENGINE_VERSION}, sort_keys=True, default=str)
+
+
+def _preflight(case) -> tuple[Any, list[str]]:
+    """The case's scenario without the pairs on which the library raises on every preflight release
+    of *both* datasets (nothing to compare), and a message per dropped pair.
+
+    A dataset that always raises while its neighbour does not is kept: the exception is an output
+    that tells the two apart, and the audit certifies it.  The preflight draws come from a fixed
+    generator of their own and only decide which pairs are audited, before any audit draw.
+    """
+    mechanism, scenario = case.mechanism, case.scenario
+    pairs = getattr(scenario, "pairs", None)
+    if not isinstance(mechanism, LibraryRelease) or pairs is None:
+        return scenario, []
+    rng = np.random.default_rng(0)
+    kept, dropped = [], []
+    for pair in pairs:
+        raised = [bool((mechanism(data, PREFLIGHT_DRAWS, rng)[:, -1] == RAISED).all())
+                  for data in (pair.base, pair.neighbor)]
+        if not all(raised):
+            kept.append(pair)
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mechanism.release(np.asarray(pair.base), np.random.RandomState(0), **mechanism.params)
+            message = "the library raised on every preflight release of both datasets"
+        except Exception as exc:  # noqa: BLE001 - the library's own refusal, reported as such
+            message = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        dropped.append(f"pair {pair.label!r} dropped, the library refuses both datasets: {message}")
+    if len(kept) == len(pairs):
+        return scenario, []
+    return (dataclasses.replace(scenario, pairs=tuple(kept)) if kept else None), dropped
+
+
+def witness_summary(report: dict) -> dict:
+    """The pair, event and statistic a report's verdict rests on, from its dict.
+
+    Uses the report's ``witness`` section where it has one (the refuting event, else the event
+    attaining the headline bound), and otherwise its first violation or its worst pair.
+    """
+    evidence = report.get("evidence") or []
+    witness = report.get("witness") or {}
+    index = None
+    for key in ("refuting", witness.get("headline", "epsilon")):
+        record = witness.get(key) if isinstance(witness.get(key), dict) else None
+        if record is not None and record.get("evidence") is not None:
+            index = int(record["evidence"])
+            break
+    if index is not None and index < len(evidence):
+        item = evidence[index]
+        pair, event = item.get("pair"), item.get("event")
+    elif report.get("violations"):
+        pair, event = report["violations"][0].get("pair"), report["violations"][0].get("message")
+    else:
+        pair, event = report.get("worst_pair"), None
+    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
+    stats = (report.get("statistic") or {}).get("pairs") or []
+    choice = None
+    if pair in labels and labels.index(pair) < len(stats):
+        info = stats[labels.index(pair)]
+        choice = info.get("auto_choice") or info.get("coordinates_choice") or info.get("kind")
+    option = (report.get("statistic") or {}).get("option")
+    statistic = option if not choice or choice == option else f"{option}: {choice}" if option else choice
+    return {"pair": pair, "event": event, "statistic": statistic}
+
+
+def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, checkpoints: bool = True) -> dict:
+    """Audit one planned row and return its record (an error record if it cannot run)."""
+    case = row.case
+    record: dict[str, Any] = {
+        "key": case.key, "slug": row.slug, "library": library, "version": version, "entry": case.entry,
+        "point": case.point, "params": case.params, "cost": case.cost, "known": case.known,
+        "mechanism": mechanism_name(case.mechanism), "claim": claim_label(case.claim.to_dict()),
+        "relation": case.claim.relation.value, "samples": row.samples, "seed": row.seed,
+        "confidence": row.confidence, "refutable": row.refutable,
+    }
+    started = time.perf_counter()
+    scenario, dropped = _preflight(case)
+    if dropped:
+        record["dropped_pairs"] = dropped
+    if scenario is None:
+        return dict(record, status="error", error="; ".join(dropped), wall_time_s=time.perf_counter() - started)
+    settings = AuditSettings(samples=row.samples, confidence=row.confidence, seed=row.seed,
+                             statistic=row.statistic, n_jobs=1, progress=False,
+                             checkpoint=(out / "checkpoints" / f"{row.slug}.npz") if checkpoints else None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a library's warnings are not part of the row
+            report = run_audit(case.mechanism, scenario, claim=case.claim, settings=settings)
+    except (ValueError, TypeError, MechanismError, ImportError) as exc:
+        text = str(exc).strip().splitlines()
+        return dict(record, status="error", error=f"{type(exc).__name__}: {text[0] if text else ''}",
+                    wall_time_s=time.perf_counter() - started)
+    data = report.to_dict(include_runtime=False)
+    record.update(status="done", verdict=str(report.verdict),
+                  epsilon_lb=report.epsilon_lower_bound, delta_lb=report.delta_lower_bound,
+                  mu_lb=report.mu_lower_bound, exact_epsilon=report.exact_epsilon,
+                  witness=witness_summary(data), draws=data.get("draws", {}).get("per_side"),
+                  wall_time_s=time.perf_counter() - started, report=data)
+    return record
+
+
+def save_row(record: dict, path) -> None:
+    """Write a row record atomically."""
+    write_atomic(path, json.dumps(record, indent=1, default=str, allow_nan=True).encode())

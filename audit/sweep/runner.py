@@ -1,0 +1,257 @@
+"""``run_sweep``: every catalogue row of a library audited, in parallel, resumably, with a report.
+
+The rows of a sweep are independent audits.  They run side by side over joblib workers (each
+audit on one worker, ``n_jobs=1``), or as tasks of a Dask cluster through joblib's Dask backend
+(``backend="dask"``, ``scheduler=`` an address; without one a local cluster).  No number of a
+row depends on which worker ran it: its seed is its own (:func:`audit.sweep.plan.row_seed`).
+
+Each finished row is written at once to ``OUT/rows/<slug>.json`` (atomically), and each audit
+checkpoints its progress in ``OUT/checkpoints/``; with ``resume=True`` a rerun keeps every saved
+row whose fingerprint (case, claim, samples, seed, confidence, library version, engine) matches
+and continues the unfinished audits from their checkpoints.  Without it the three folders are
+cleared first.  For each VIOLATED row a reproduction script is written to ``OUT/repro/``
+(:mod:`audit.sweep.repro`).  The whole sweep is then written as ``sweep.json`` and ``sweep.md``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fnmatch
+import json
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+from tqdm.auto import tqdm
+
+from scenarios.libraries import library as find_library
+
+from ..checkpoint import write_atomic
+from ..executor import quiet_abandoned_tasks
+from ..version import __version__
+from .plan import BUDGETS, PlannedRow, plan_rows
+from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
+from .rows import audit_row, row_fingerprint, save_row
+from .table import sweep_markdown
+
+__all__ = ["run_sweep", "DEFAULT_OUT", "SWEEP_BACKENDS"]
+
+DEFAULT_OUT = "dpaudit-sweep"
+#: Where rows may run: joblib's process and thread backends, or a Dask cluster.
+SWEEP_BACKENDS = ("loky", "multiprocessing", "threading", "dask")
+
+
+def _select(entries: tuple, patterns: Optional[Sequence[str]]) -> tuple:
+    if not patterns:
+        return entries
+    chosen = tuple(e for e in entries if any(fnmatch.fnmatchcase(e.name, p) for p in patterns))
+    if not chosen:
+        names = ", ".join(e.name for e in entries)
+        raise ValueError(f"`entries` {list(patterns)!r} match no entry of the catalogue (entries: {names})")
+    return chosen
+
+
+def _witness_datasets(record: dict, case) -> Optional[tuple[np.ndarray, np.ndarray, str]]:
+    label = (record.get("witness") or {}).get("pair")
+    for pair in (record.get("report") or {}).get("scenario", {}).get("pairs", []):
+        if pair.get("label") == label and "base" in pair and "neighbor" in pair:
+            return np.asarray(pair["base"], dtype=np.float64), np.asarray(pair["neighbor"], dtype=np.float64), label
+    for pair in getattr(case.scenario, "pairs", ()):
+        if pair.label == label:
+            return np.asarray(pair.base), np.asarray(pair.neighbor), label
+    return None
+
+
+def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
+    """The reproduction script of a VIOLATED row, or None (with a reason in the record)."""
+    case = row.case
+    found = _witness_datasets(record, case)
+    if found is None:
+        return {"error": "the witness pair's datasets are not in the report"}
+    base, neighbour, label = found
+    rng = np.random.default_rng(np.random.SeedSequence([row.seed, 0x5EED]))
+    draws = REPRO_DRAWS[case.cost]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = case.mechanism(base, draws, rng)
+        b = case.mechanism(neighbour, draws, rng)
+    delta = float(case.claim.reference_delta)
+    epsilon = float(case.claim.epsilon_at(delta))
+    event = readable_event(a, b, epsilon, delta)
+    if event is None:
+        return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
+                         "the audit's certified event is in the report"}
+    n = script_draws(event, case.cost)
+    layout = ""
+    if case.layout:
+        blocks = ", ".join(f"{name}" + ("" if cap is None else f" (capacity {cap})") for name, cap in case.layout)
+        layout = (f"\nThe released vector holds, in order: {blocks}; each block of capacity c is "
+                  f"[size, leading dimension, non-finite count, c values].\noutput[{event.index}] is "
+                  f"{case.coordinate(event.index)}.\n")
+    report = record.get("report") or {}
+    finding = (f"The sweep of {lib_info['name']} {record.get('version')} (dpaudit {__version__}, "
+               f"{lib_info['date']}) reported VIOLATED for {case.entry} [{case.point}], which claims "
+               f"{record['claim']} under {record['relation']}: certified epsilon >= "
+               f"{report.get('epsilon_lower_bound', float('nan')):.4g} at delta = {delta:g}, at confidence "
+               f"{row.confidence:.6g} (the sweep's Bonferroni share). Witness pair: {label}.")
+    text = script_text(header=lib_info["header"], helpers=lib_info["helpers"], release=case.release,
+                       params=case.release_params, base=base, neighbour=neighbour, pair_label=label,
+                       event=event, draws=n, epsilon=epsilon, delta=delta,
+                       title=f"Reproduce: {lib_info['name']} {case.key}", finding=finding,
+                       seeded=lib_info["seeded"], layout=layout,
+                       width=case.mechanism.output_dim - 1 if hasattr(case.mechanism, "output_dim") else 0)
+    return {"text": text, "event": event.code(), "coordinate": case.coordinate(event.index),
+            "more_likely_under": event.more_likely, "choosing_frequencies": [event.p_base, event.p_neighbour],
+            "draws": n}
+
+
+def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
+    record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
+    if record.get("verdict") == "VIOLATED" and lib_info["repro"]:
+        try:
+            record["repro"] = _repro(row, record, lib_info)
+        except Exception as exc:  # noqa: BLE001 - a failed script must not lose the row
+            record["repro"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return record
+
+
+def _stream(rows: Sequence[PlannedRow], lib_info: dict, out: Path, n_jobs: int, backend: str,
+            scheduler: Optional[str]):
+    if n_jobs == 1 and backend != "dask":
+        for row in rows:
+            yield _run_one(row, lib_info, out)
+        return
+    tasks = (delayed(_run_one)(row, lib_info, out) for row in rows)
+    with warnings.catch_warnings():
+        quiet_abandoned_tasks()
+        if backend == "dask":
+            from distributed import Client  # optional extra: dpaudit[dask]
+
+            with Client(scheduler) if scheduler else Client(processes=True, n_workers=max(n_jobs, 1),
+                                                            threads_per_worker=1) as client:
+                with parallel_config(backend="dask", wait_for_workers_timeout=60):
+                    stream = Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
+                    yield from stream
+                client.close()
+            return
+        stream = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks)
+        try:
+            yield from stream
+        finally:
+            stream.close()
+
+
+def _reset(out: Path) -> None:
+    for folder in ("rows", "checkpoints", "repro"):
+        shutil.rmtree(out / folder, ignore_errors=True)
+
+
+def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, n_jobs: int = 1,
+              backend: str = "loky", scheduler: Optional[str] = None, resume: bool = False,
+              confidence: float = 0.95, seed: int = 2026, entries: Optional[Sequence[str]] = None,
+              samples: Optional[int] = None, statistic: Any = None, progress: bool = True,
+              repro: bool = True, date: Optional[str] = None) -> dict:
+    """Audit every catalogue row of ``library`` and write the sweep report to ``out``.
+
+    Parameters
+    ----------
+    library : str
+        A registered library (:func:`scenarios.libraries.library_names`).
+    budget : {"small", "default"}
+        Draws per row by cost of one release (:data:`audit.sweep.plan.BUDGETS`).
+    out : path
+        Output folder: ``sweep.json``, ``sweep.md``, ``rows/``, ``repro/``, ``checkpoints/``.
+    n_jobs, backend, scheduler
+        Rows run side by side on ``n_jobs`` joblib workers of ``backend``, or on a Dask cluster
+        (``backend="dask"``, ``scheduler`` its address).
+    resume : bool
+        Keep the rows saved by an interrupted sweep with the same plan, and continue.
+    confidence : float
+        The probability that no claim that holds is reported VIOLATED anywhere in the sweep;
+        every row runs at 1 − (1 − confidence)/m.
+    seed : int
+        The sweep's seed; each row's is derived from it and the row's key.
+    entries : sequence of str, optional
+        Glob patterns of entry names to audit (default: all); m counts only the rows selected.
+    samples : int, optional
+        Draws per pair and side for every row, overriding the budget.
+    statistic : str or object, optional
+        The test statistic of every row (any option of :class:`audit.AuditSettings`); by default each
+        case's own: ``"coordinates"`` for a vector release, ``"auto"`` for one value.
+    progress : bool
+        A progress bar over rows.
+    repro : bool
+        Write a reproduction script for each VIOLATED row.
+    date : str, optional
+        The date recorded in the report (default: today, ISO format).
+
+    Returns
+    -------
+    dict
+        The sweep document written to ``sweep.json``: its settings, the coverage of the
+        library's public API, and one record per row.
+    """
+    if backend not in SWEEP_BACKENDS:
+        raise ValueError(f"`backend` must be one of {SWEEP_BACKENDS}, got {backend!r}")
+    if budget not in BUDGETS:
+        raise ValueError(f"`budget` must be one of {tuple(BUDGETS)}, got {budget!r}")
+    lib = find_library(library)
+    version = lib.version()
+    catalogue = lib.entries()
+    coverage = lib.coverage(catalogue)
+    selected = _select(catalogue, entries)
+    cases = tuple(case for entry in selected for case in entry.cases())
+    rows = plan_rows(cases, library=lib.name, budget=budget, confidence=confidence, seed=seed, samples=samples,
+                     statistic=statistic)
+    out = Path(out)
+    if not resume:
+        _reset(out)
+    (out / "rows").mkdir(parents=True, exist_ok=True)
+    date = date or datetime.date.today().isoformat()
+    lib_info = {"name": lib.name, "version": version, "header": lib.script_header, "helpers": lib.helpers,
+                "seeded": lib.seeded, "repro": repro, "date": date}
+
+    records: dict[str, dict] = {}
+    for row in rows:
+        path = out / "rows" / f"{row.slug}.json"
+        if resume and path.is_file():
+            saved = json.loads(path.read_text())
+            if saved.get("fingerprint") == row_fingerprint(row, version):
+                records[row.slug] = saved
+    todo = [row for row in rows if row.slug not in records]
+    bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",
+               disable=not progress)
+    by_slug = {row.slug: row for row in rows}
+    try:
+        for record in _stream(todo, lib_info, out, n_jobs, backend, scheduler):
+            row = by_slug[record["slug"]]
+            record["fingerprint"] = row_fingerprint(row, version)
+            script = record.get("repro") or {}
+            if "text" in script:
+                path = out / "repro" / f"{row.slug}.py"
+                write_atomic(path, script.pop("text").encode())
+                script["path"] = path.relative_to(out).as_posix()
+            save_row(record, out / "rows" / f"{row.slug}.json")
+            records[row.slug] = record
+            bar.set_postfix_str(f"{record.get('verdict', record.get('status'))}: {row.case.key}"[:60])
+            bar.update(1)
+    finally:
+        bar.close()
+
+    document = {
+        "library": lib.name, "version": version, "date": date, "dpaudit": __version__, "budget": budget,
+        "samples_override": samples, "statistic_override": None if statistic is None else str(statistic),
+        "confidence": confidence, "error_control": "bonferroni",
+        "rows_planned": len(rows), "row_confidence": rows[0].confidence if rows else None, "seed": seed,
+        "entries_selected": list(entries) if entries else None,
+        "coverage": coverage.to_dict(),
+        "entries": [{"name": e.name, "api": list(e.api), "kind": e.kind, "claim": e.claim_text,
+                     "relation": e.relation.value, "grid_points": len(e.grid)} for e in catalogue],
+        "rows": [{k: v for k, v in records[row.slug].items() if k != "report"} for row in rows],
+    }
+    write_atomic(out / "sweep.json", json.dumps(document, indent=1, default=str).encode())
+    write_atomic(out / "sweep.md", sweep_markdown(document).encode())
+    return document

@@ -1,0 +1,87 @@
+"""The sweep report as Markdown: a header, one table row per (entry, grid point), coverage.
+
+Rendered from the sweep document's row records (:mod:`audit.sweep.rows`), which hold what each
+audit's report dict says; nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..render.text import format_number
+
+__all__ = ["sweep_markdown", "row_cells", "COLUMNS"]
+
+COLUMNS = ("entry", "grid point", "claim", "verdict", "ε_lb", "δ_lb", "μ_lb", "statistic", "pair", "known issue",
+           "repro")
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _verdict(record: dict) -> str:
+    if record.get("status") == "error":
+        return "ERROR"
+    verdict = record.get("verdict", "—")
+    if verdict == "NOT_REFUTED" and not record.get("refutable", True):
+        return "NOT_REFUTED (limit)"
+    return verdict
+
+
+def row_cells(record: dict) -> list[str]:
+    """One table row's cells for a row record."""
+    witness = record.get("witness") or {}
+    script = record.get("repro") or {}
+    repro = f"[script]({script['path']})" if script.get("path") else ("—" if not script else "no script")
+    if record.get("status") == "error":
+        bounds = ["—"] * 3
+        statistic, pair = "—", _cell(record.get("error", ""))[:160]
+    else:
+        bounds = [format_number(record.get(k), 4, "—") for k in ("epsilon_lb", "delta_lb", "mu_lb")]
+        statistic, pair = _cell(witness.get("statistic") or "—"), _cell(witness.get("pair") or "—")
+    return [_cell(record["entry"]), _cell(record["point"]), _cell(f"{record['claim']} [{record['relation']}]"),
+            _verdict(record), *bounds, statistic, pair, _cell(record.get("known") or ""), repro]
+
+
+def _table(records: list[dict]) -> list[str]:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(row_cells(r)) + " |" for r in records]
+    return lines
+
+
+def _count(records: list[dict], verdict: str) -> int:
+    return sum(1 for r in records if _verdict(r) == verdict)
+
+
+def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
+    """The whole sweep report (header, verdict counts, table, coverage) as Markdown."""
+    records = document["rows"]
+    title = title or f"dpaudit sweep: {document['library']} {document['version']}"
+    coverage = document["coverage"]
+    violated = [r for r in records if r.get("verdict") == "VIOLATED"]
+    lines = [
+        f"# {title}", "",
+        f"- library: {document['library']} {document['version']}; swept on {document['date']} with dpaudit "
+        f"{document['dpaudit']}, budget `{document['budget']}`",
+        f"- {document['rows_planned']} rows; error control: Bonferroni over every row (each at confidence "
+        f"{format_number(document['row_confidence'], 6)}), so the probability that any claim that holds is "
+        f"reported VIOLATED is at most {format_number(1 - document['confidence'], 3)}",
+        f"- verdicts: {len(violated)} VIOLATED, {_count(records, 'NOT_REFUTED')} NOT_REFUTED, "
+        f"{_count(records, 'NOT_REFUTED (limit)')} NOT_REFUTED (limit), {_count(records, 'ERROR')} ERROR",
+        f"- coverage: {len(coverage['covered'])} public names audited, {len(coverage['excluded'])} left out with a "
+        f"reason, {len(coverage['unaccounted'])} unaccounted ({format_number(100 * coverage['fraction'], 3)}% of "
+        "the public DP entries audited)", "",
+        "`NOT_REFUTED (limit)`: even a release that told the two datasets apart every time could not refute "
+        "the claim at this budget. `ERROR`: the row could not run (the reason is in the pair column).", "",
+    ]
+    lines += _table(records)
+    lines += ["", "## Coverage of the public API", ""]
+    lines += ["| public name | audited by | or left out because |", "|---|---|---|"]
+    for name in coverage["public"]:
+        covered = ", ".join(coverage["covered"].get(name, ()))
+        lines.append(f"| `{name}` | {_cell(covered) or '—'} | {_cell(coverage['excluded'].get(name, '')) or ('—' if covered else '**unaccounted**')} |")
+    extra = sorted(set(coverage["covered"]) - set(coverage["public"]))
+    if extra:
+        lines += ["", "Also audited (not enumerated as public names): " + ", ".join(f"`{n}`" for n in extra)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""The sweep of each installed library's current release, timed, with every reproduction script run.
+
+``python benchmarks/sweep_libraries.py [LIBRARY ...] [--budget default] [--jobs 2]`` runs
+``dpaudit sweep`` on each library (default: diffprivlib and opendp) into a scratch folder, then:
+
+- copies ``sweep.md``, ``sweep.json`` and ``repro/`` into ``benchmarks/results/sweep/<library>/``
+  (the per-row report files stay in the scratch folder: they hold every audit's full report);
+- runs every reproduction script alone (``python repro/<row>.py``, in a fresh process, with no
+  dpaudit on its path) and records what it printed and whether the event's frequencies exceed the
+  claim's allowance on the script's own draws;
+- records the sweep's wall time, its CPU time (this process and its workers) and the machine's load
+  average before and after (the machine is shared: wall time depends on the load, CPU time less so)
+  in ``benchmarks/results/sweep/timing.md`` and ``.json``.
+
+The issue's targets: a sweep within 30 minutes on 2 cores at the default budget, and every
+VIOLATED row's script showing the distinguishing event's frequencies on both datasets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from audit.sweep import run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "sweep"
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run_scripts(folder: Path) -> list[dict]:
+    """Run each script of ``folder/repro`` alone; what it printed and whether it showed the excess."""
+    found = []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for script in sorted((folder / "repro").glob("*.py")):
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True, text=True,
+                                timeout=1800, env=env)
+        lines = result.stdout.strip().splitlines()
+        found.append({"script": script.name, "status": result.returncode, "output": lines,
+                      "shows_frequencies": len(lines) >= 2 and all(l.startswith("P[event | ") for l in lines[:2]),
+                      "exceeded": bool(lines) and lines[-1].endswith("exceeded"),
+                      "seconds": time.perf_counter() - started, "stderr": result.stderr.strip()[-500:]})
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("libraries", nargs="*", default=["diffprivlib", "opendp"])
+    parser.add_argument("--budget", choices=("small", "default"), default="default")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()) / "dpaudit-sweep-libraries")
+    parser.add_argument("--resume", action="store_true", help="continue interrupted sweeps in --scratch")
+    args = parser.parse_args(argv)
+    timing = {}
+    timing_path = RESULTS / "timing.json"
+    if timing_path.is_file():
+        timing = json.loads(timing_path.read_text())
+    for name in args.libraries:
+        scratch = args.scratch / name
+        load_before, cpu_before, started = os.getloadavg(), _cpu(), time.perf_counter()
+        document = run_sweep(name, budget=args.budget, out=scratch, n_jobs=args.jobs, resume=args.resume)
+        wall, cpu, load_after = time.perf_counter() - started, _cpu() - cpu_before, os.getloadavg()
+        target = RESULTS / name
+        shutil.rmtree(target, ignore_errors=True)
+        (target / "repro").mkdir(parents=True)
+        for file in ("sweep.md", "sweep.json"):
+            shutil.copy(scratch / file, target / file)
+        for script in (scratch / "repro").glob("*.py"):
+            shutil.copy(script, target / "repro" / script.name)
+        scripts = run_scripts(target)
+        (target / "repro_check.json").write_text(json.dumps(scripts, indent=1))
+        violated = sum(1 for r in document["rows"] if r.get("verdict") == "VIOLATED")
+        timing[name] = {"version": document["version"], "budget": args.budget, "jobs": args.jobs,
+                        "rows": len(document["rows"]), "violated": violated, "wall_s": wall, "cpu_s": cpu,
+                        "load_before": load_before[0], "load_after": load_after[0], "date": document["date"],
+                        "scripts": len(scripts), "scripts_showing_frequencies":
+                            sum(s["shows_frequencies"] for s in scripts),
+                        "scripts_exceeding": sum(s["exceeded"] for s in scripts)}
+        print(f"{name}: {len(document['rows'])} rows, {violated} VIOLATED, {wall:.0f} s wall, {cpu:.0f} s CPU")
+    timing_path.parent.mkdir(parents=True, exist_ok=True)
+    timing_path.write_text(json.dumps(timing, indent=1))
+    lines = ["**Sweeps of the installed releases (wall time on a shared 2-core machine, with its 1-minute load "
+             "average before and after; CPU time of the sweep and its workers)**", "",
+             "| library | version | budget | jobs | rows | VIOLATED | wall (min) | CPU (min) | load before | "
+             "load after | scripts showing both frequencies | scripts exceeding the claim | date |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, t in sorted(timing.items()):
+        lines.append(f"| {name} | {t['version']} | {t['budget']} | {t['jobs']} | {t['rows']} | {t['violated']} | "
+                     f"{t['wall_s'] / 60:.1f} | {t['cpu_s'] / 60:.1f} | {t['load_before']:.1f} | {t['load_after']:.1f} | "
+                     f"{t['scripts_showing_frequencies']} of {t['scripts']} | {t['scripts_exceeding']} of "
+                     f"{t['scripts']} | {t['date']} |")
+    (RESULTS / "timing.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

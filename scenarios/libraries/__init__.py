@@ -1,0 +1,18 @@
+"""Catalogues of real DP libraries for ``dpaudit sweep``: every public entry, its claim and grid.
+
+- :mod:`.catalogue`: :class:`Library`, :class:`Entry`, :class:`Case`, :class:`Coverage`;
+- :mod:`.registry`: :func:`library` by name, :func:`register_library`, the ``dpaudit.libraries``
+  entry-point group;
+- :mod:`.families`: neighbour families that find implementation bugs (worst-case rows, a new
+  label, a single record, values at and beyond the bounds, huge and tiny magnitudes);
+- :mod:`.diffprivlib`, :mod:`.opendp`: the built-in catalogues (they need the ``thirdparty``
+  extra and are imported on first use).
+
+A new library is one module: build a :class:`Library` and call :func:`register_library`.
+"""
+
+from .catalogue import COSTS, KINDS, REASONS, Case, Coverage, Entry, Library
+from .registry import BUILT_IN, ENTRY_POINT_GROUP, library, library_names, register_library
+
+__all__ = ["COSTS", "KINDS", "REASONS", "Case", "Coverage", "Entry", "Library", "BUILT_IN",
+           "ENTRY_POINT_GROUP", "library", "library_names", "register_library"]

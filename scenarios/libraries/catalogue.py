@@ -1,0 +1,266 @@
+"""What a library's catalogue is made of: entries, their grid points (cases), and coverage.
+
+A *library* (:class:`Library`) is a DP library whose public API the sweep audits.  Its catalogue
+is a tuple of :class:`Entry`: one public mechanism, query, model, accountant, measurement or
+combinator, with the privacy the library states for it (quoted, with its source), the neighbour
+relation it promises, and a parameter grid.  Each grid point becomes a :class:`Case`, one row of
+a sweep: a mechanism in the protocol of :mod:`mechanisms.base`, the claim, the neighbouring pairs
+(a :class:`~scenarios.Scenario` or a :class:`~scenarios.SearchSpec`) and the per-call ``release``
+function written with the library's own API, which a reproduction script shows as it is.
+
+Coverage is measured, not assumed: :meth:`Library.coverage` compares the library's enumerated
+public API with the names the entries cover and the names the library module excludes, each with
+its reason (not DP, not auditable as a black box, not yet written).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from mechanisms.adapters.released import HEADER
+from mechanisms.claims import Claim, Relation, as_relation
+
+__all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS"]
+
+#: What an entry is.
+KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator")
+#: What one release costs, which sets its share of a sweep's budget: a vectorized batch path, one
+#: call of a noise primitive (tens of microseconds), one query (about a millisecond), or one model
+#: fit (milliseconds to tens of milliseconds).
+COSTS = ("batch", "call", "query", "fit")
+#: Why a public name is not in the catalogue.
+REASONS = ("not DP", "not auditable as a black box", "not yet written", "covered through another entry")
+
+
+def _check_text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"`{name}` must be a non-empty string, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One grid point of one entry: a row of a sweep.
+
+    Attributes
+    ----------
+    entry : str
+        The entry's name, e.g. ``"models.LinearRegression"``.
+    point : str
+        The grid point's label, e.g. ``"ε=1, bounds_X=(0, 100)"``; unique within the entry.
+    params : mapping
+        The grid point's parameters (JSON types), for the report.
+    mechanism : callable
+        ``mechanism(dataset, size, rng) -> (size, k)``, usually a
+        :class:`~mechanisms.adapters.released.LibraryRelease`.
+    claim : Claim
+        What the library claims for this grid point.
+    scenario : Scenario or SearchSpec
+        The neighbouring inputs (the neighbour families, or a search over a domain).
+    release : callable
+        ``release(data, random_state, **release_params)``: one release with the library's API,
+        the function a reproduction script carries.
+    release_params : mapping
+        Keyword arguments of ``release`` (Python literals, so a script can write them out).
+    cost : str
+        One of :data:`COSTS`.
+    statistic : str or object
+        The audit's statistic option (``"auto"`` unless the entry knows better).
+    known : str
+        A documented issue this case exercises (``"IBM/differential-privacy-library#105"``), or "".
+    layout : tuple of (name, capacity)
+        The blocks of the vector ``release`` returns, in order: ``(name, None)`` for one raw value,
+        ``(name, c)`` for a block :func:`mechanisms.adapters.released.encode` wrote with capacity c.
+        Used to name a coordinate in reports and scripts; empty if unknown.
+    """
+
+    entry: str
+    point: str
+    params: Mapping[str, Any]
+    mechanism: Any
+    claim: Claim
+    scenario: Any
+    release: Callable[..., Any]
+    release_params: Mapping[str, Any]
+    cost: str
+    statistic: Any = "auto"
+    known: str = ""
+    layout: tuple = ()
+
+    def __post_init__(self) -> None:
+        _check_text("entry", self.entry)
+        _check_text("point", self.point)
+        if self.cost not in COSTS:
+            raise ValueError(f"`cost` must be one of {COSTS}, got {self.cost!r}")
+        if not isinstance(self.claim, Claim):
+            raise TypeError(f"`claim` must be a mechanisms.claims.Claim, got {self.claim!r}")
+        if not callable(self.release) or not callable(self.mechanism):
+            raise TypeError(f"{self.entry} [{self.point}]: `release` and `mechanism` must be callable")
+        object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "release_params", dict(self.release_params))
+
+    @property
+    def key(self) -> str:
+        """``"entry [point]"``: the row's name in a sweep."""
+        return f"{self.entry} [{self.point}]"
+
+    def coordinate(self, index: int) -> str:
+        """What coordinate ``index`` of the release vector is, from :attr:`layout`
+        (``"coef_[2]"``, ``"size of classes_"``); the coordinate after the release vector is
+        ``"raised"`` (1 when the call raised)."""
+        position = 0
+        for name, capacity in self.layout:
+            width = 1 if capacity is None else HEADER + capacity
+            if index < position + width:
+                offset = index - position
+                if capacity is None:
+                    return name
+                if offset < HEADER:
+                    return ("size of ", "leading dimension of ", "non-finite count of ")[offset] + name
+                return f"{name}[{offset - HEADER}] (flattened)"
+            position += width
+        if self.layout and index == position:
+            return "raised (1 if the call raised)"
+        return f"output[{index}]"
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """One public mechanism, query, model, accountant, measurement or combinator of a library.
+
+    Attributes
+    ----------
+    name : str
+        Short name within the library, e.g. ``"tools.mean"``.
+    api : tuple of str
+        The public names it covers, fully qualified (``"diffprivlib.tools.mean"``).
+    kind : str
+        One of :data:`KINDS`.
+    claim_text : str
+        The privacy the library states, quoted or paraphrased, with its source (docstring, page).
+    relation : Relation
+        The neighbour relation the library promises.
+    grid : tuple of mappings
+        The grid points' parameters.
+    build : callable
+        ``build(point) -> Case`` for each point of ``grid``.
+    """
+
+    name: str
+    api: tuple[str, ...]
+    kind: str
+    claim_text: str
+    relation: Relation
+    grid: tuple[Mapping[str, Any], ...]
+    build: Callable[[Mapping[str, Any]], Case]
+
+    def __post_init__(self) -> None:
+        _check_text("name", self.name)
+        _check_text("claim_text", self.claim_text)
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: `kind` must be one of {KINDS}, got {self.kind!r}")
+        object.__setattr__(self, "api", tuple(self.api))
+        object.__setattr__(self, "relation", as_relation(self.relation))
+        object.__setattr__(self, "grid", tuple(self.grid))
+        if not self.api or not self.grid:
+            raise ValueError(f"{self.name}: `api` and `grid` must not be empty")
+
+    def cases(self) -> tuple[Case, ...]:
+        """Every grid point as a :class:`Case` (labels checked to be distinct)."""
+        cases = tuple(self.build(point) for point in self.grid)
+        labels = [case.point for case in cases]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"{self.name}: grid point labels repeat: {labels}")
+        return cases
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which public names of a library the catalogue audits, and why the others are left out.
+
+    ``covered`` maps each covered name to the entries that audit it; ``excluded`` maps a name to
+    its reason (:data:`REASONS`, with details); ``unaccounted`` lists public names that are
+    neither: a new release's additions, which the report flags.
+    """
+
+    public: tuple[str, ...]
+    covered: Mapping[str, tuple[str, ...]]
+    excluded: Mapping[str, str]
+    unaccounted: tuple[str, ...]
+
+    @property
+    def fraction(self) -> float:
+        """Public DP entries audited (directly, or through another entry that runs them) over public
+        names that are DP entries (not excluded as "not DP")."""
+        dp = [n for n in self.public if not self.excluded.get(n, "").startswith("not DP")]
+        audited = [n for n in dp if n in self.covered or self.excluded.get(n, "").startswith("covered through")]
+        return len(audited) / len(dp) if dp else 1.0
+
+    def to_dict(self) -> dict:
+        return {"public": list(self.public), "covered": {k: list(v) for k, v in self.covered.items()},
+                "excluded": dict(self.excluded), "unaccounted": list(self.unaccounted),
+                "fraction": self.fraction}
+
+
+@dataclass(frozen=True, eq=False)
+class Library:
+    """A DP library the sweep knows: its catalogue, its public API and how scripts call it.
+
+    Attributes
+    ----------
+    name : str
+        The name ``dpaudit sweep NAME`` takes.
+    distribution : str
+        The installed distribution whose version the report records.
+    entries : callable
+        ``entries() -> tuple of Entry`` (builds the catalogue; imports the library).
+    public_api : callable
+        ``public_api() -> tuple of str``: the library's public DP-relevant names, enumerated from the
+        installed release (``__all__``, ``dir`` of its packages).
+    excluded : mapping
+        Public name → why it is not audited (starting with one of :data:`REASONS`).
+    script_header : str
+        The import lines of a reproduction script (the names ``release`` functions use).
+    helpers : tuple of callables
+        Plain functions ``release`` functions call, whose source a script carries.
+    seeded : bool
+        Whether the library's randomness follows ``random_state`` (scripts then fix a seed).
+    """
+
+    name: str
+    distribution: str
+    entries: Callable[[], tuple[Entry, ...]]
+    public_api: Callable[[], tuple[str, ...]]
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    script_header: str = "import numpy as np\n"
+    helpers: tuple[Callable[..., Any], ...] = ()
+    seeded: bool = True
+
+    def __post_init__(self) -> None:
+        _check_text("name", self.name)
+        _check_text("distribution", self.distribution)
+        for name, reason in self.excluded.items():
+            if not any(reason.startswith(r) for r in REASONS):
+                raise ValueError(f"{self.name}: the reason for leaving out {name!r} must start with one of "
+                                 f"{REASONS}, got {reason!r}")
+
+    def version(self) -> Optional[str]:
+        """The installed release's version, or None if the distribution is not installed."""
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def coverage(self, entries: tuple[Entry, ...]) -> Coverage:
+        """Coverage of :meth:`public_api` by ``entries`` and :attr:`excluded`."""
+        public = tuple(self.public_api())
+        covered: dict[str, list[str]] = {}
+        for entry in entries:
+            for name in entry.api:
+                covered.setdefault(name, []).append(entry.name)
+        # Exclusions may name what only other releases have (diffprivlib's Wishart): report those present.
+        excluded = {name: reason for name, reason in self.excluded.items() if name not in covered and name in public}
+        unaccounted = tuple(n for n in public if n not in covered and n not in excluded)
+        return Coverage(public, {k: tuple(v) for k, v in covered.items()}, excluded, unaccounted)

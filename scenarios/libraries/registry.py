@@ -1,0 +1,75 @@
+"""The libraries ``dpaudit sweep`` knows, found by name: built in, registered, or plugged in.
+
+A library is one module that builds a :class:`~scenarios.libraries.catalogue.Library` and calls
+:func:`register_library` with it.  Three ways in:
+
+- the built-in catalogues (:data:`BUILT_IN`: diffprivlib, OpenDP), imported on first use because
+  they need their optional library;
+- any module that calls :func:`register_library` before the sweep runs;
+- a third-party package that declares an entry point in the group ``dpaudit.libraries``
+  (``[project.entry-points."dpaudit.libraries"] mylib = "mypackage.dpaudit_catalogue"``): the
+  module is imported the first time its name is asked for, and must register a library of
+  that name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+
+from .catalogue import Library
+
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "register_library", "library", "library_names"]
+
+#: Library name → the module that registers it.
+BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp"}
+#: The entry-point group third-party catalogues declare.
+ENTRY_POINT_GROUP = "dpaudit.libraries"
+
+_REGISTRY: dict[str, Library] = {}
+
+
+def register_library(lib: Library) -> Library:
+    """Register ``lib`` under ``lib.name`` (the same object again is allowed; another is refused)."""
+    if not isinstance(lib, Library):
+        raise TypeError(f"`lib` must be a scenarios.libraries.Library, got {lib!r}")
+    known = _REGISTRY.get(lib.name)
+    if known is not None and known is not lib:
+        raise ValueError(f"a library named {lib.name!r} is already registered")
+    _REGISTRY[lib.name] = lib
+    return lib
+
+
+def _plugged_in() -> dict[str, str]:
+    """Entry-point name → module of the ``dpaudit.libraries`` group."""
+    return {ep.name: ep.value.split(":")[0] for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def library_names() -> tuple[str, ...]:
+    """Every name :func:`library` can answer: built in, registered and plugged in."""
+    return tuple(sorted(set(BUILT_IN) | set(_REGISTRY) | set(_plugged_in())))
+
+
+def library(name: str) -> Library:
+    """The library registered as ``name``, importing its module the first time.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the closest known one is suggested).
+    ImportError
+        If the library's module needs a package that is not installed (the message says which).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"`library` must be a library name, got {name!r}")
+    if name not in _REGISTRY:
+        module = BUILT_IN.get(name) or _plugged_in().get(name)
+        if module is None:
+            close = difflib.get_close_matches(name, library_names(), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown library {name!r}: known are {', '.join(library_names())}{hint}")
+        importlib.import_module(module)
+        if name not in _REGISTRY:
+            raise ValueError(f"module {module!r} did not register a library named {name!r}")
+    return _REGISTRY[name]
