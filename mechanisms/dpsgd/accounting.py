@@ -18,10 +18,13 @@ DP-SGD code, so another accountant can be swapped in here.
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import numpy as np
 
 from ..validation import check_finite_positive, check_int, check_open_unit
 
-__all__ = ["poisson_gaussian_epsilon", "poisson_gaussian_delta", "DISCRETIZATION"]
+__all__ = ["poisson_gaussian_epsilon", "poisson_gaussian_delta", "PoissonGaussianTruth", "DISCRETIZATION"]
 
 #: dp-accounting's value discretization interval of the privacy loss.
 DISCRETIZATION = 1e-4
@@ -67,3 +70,31 @@ def poisson_gaussian_delta(q: float, sigma: float, steps: int, epsilon: float, *
     if not epsilon >= 0:
         raise ValueError(f"`epsilon` must be >= 0, got {epsilon!r}")
     return float(_pld(q, sigma, steps, bool(pessimistic)).get_delta_for_epsilon(float(epsilon)))
+
+
+class PoissonGaussianTruth:
+    """The exact privacy of a trainer whose audited view is the composed Poisson-subsampled Gaussian
+    (the module docstring), for the mechanisms' truth interface.  A subclass provides
+    ``exact_sample_rate`` (q), ``steps`` (T), ``name`` and ``_exact_multiplier(relation)`` (σ, or
+    ``NotImplementedError`` where the truth is unknown)."""
+
+    def epsilon_for_delta(self, delta: float, relation: Any = None) -> float:
+        """Exact ε(δ), as dp-accounting's pessimistic estimate (≥ the exact value by at most the
+        bracket of :meth:`exact_epsilon_bracket`)."""
+        return poisson_gaussian_epsilon(self.exact_sample_rate, self._exact_multiplier(relation), self.steps, delta)
+
+    def exact_epsilon_bracket(self, delta: float, relation: Any = None) -> tuple[float, float]:
+        """(optimistic, pessimistic) PLD estimates: the exact ε(δ) lies between them."""
+        q, sigma = self.exact_sample_rate, self._exact_multiplier(relation)
+        return (poisson_gaussian_epsilon(q, sigma, self.steps, delta, pessimistic=False),
+                poisson_gaussian_epsilon(q, sigma, self.steps, delta))
+
+    def privacy_profile(self, epsilon: Any, relation: Any = None) -> np.ndarray:
+        """Exact δ(ε) (pessimistic PLD estimate), vectorized in ε."""
+        q, sigma = self.exact_sample_rate, self._exact_multiplier(relation)
+        eps = np.asarray(epsilon, dtype=np.float64)
+        values = [poisson_gaussian_delta(q, sigma, self.steps, float(e)) for e in eps.ravel()]
+        return np.asarray(values).reshape(eps.shape)
+
+    def tradeoff(self, alpha: Any, relation: Any = None) -> np.ndarray:
+        raise NotImplementedError(f"the trade-off curve of {self.name} is not implemented")

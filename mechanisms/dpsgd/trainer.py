@@ -55,7 +55,7 @@ from scipy import special
 from ..claims import ApproxDP, Relation
 from ..validation import (check_choice, check_dataset, check_finite_positive, check_int,
                          check_open_unit, check_size)
-from .accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
+from .accounting import PoissonGaussianTruth, poisson_gaussian_epsilon
 from .canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum
 from .data import TrainingData, make_training_data
 from .mlp import OneHiddenLayer
@@ -72,7 +72,7 @@ BLOCK_ELEMENTS = 1 << 18
 
 
 @dataclass(frozen=True, repr=False)
-class DPSGD:
+class DPSGD(PoissonGaussianTruth):
     """DP-SGD on logistic regression; see the module docstring.
 
     Parameters
@@ -288,26 +288,10 @@ class DPSGD:
             raise NotImplementedError(f"exact privacy of {self.name} with {self.canary.label} is unknown")
         return self.noise_std / self.canary_shift
 
-    def epsilon_for_delta(self, delta: float, relation: Any = None) -> float:
-        """Exact ε(δ), as dp-accounting's pessimistic estimate (≥ the exact value by at most the
-        bracket of :meth:`exact_epsilon_bracket`)."""
-        return poisson_gaussian_epsilon(self.q, self._exact_multiplier(relation), self.steps, delta)
-
-    def exact_epsilon_bracket(self, delta: float, relation: Any = None) -> tuple[float, float]:
-        """(optimistic, pessimistic) PLD estimates: the exact ε(δ) lies between them."""
-        sigma = self._exact_multiplier(relation)
-        return (poisson_gaussian_epsilon(self.q, sigma, self.steps, delta, pessimistic=False),
-                poisson_gaussian_epsilon(self.q, sigma, self.steps, delta))
-
-    def privacy_profile(self, epsilon: Any, relation: Any = None) -> np.ndarray:
-        """Exact δ(ε) (pessimistic PLD estimate), vectorized in ε."""
-        sigma = self._exact_multiplier(relation)
-        eps = np.asarray(epsilon, dtype=np.float64)
-        values = [poisson_gaussian_delta(self.q, sigma, self.steps, float(e)) for e in eps.ravel()]
-        return np.asarray(values).reshape(eps.shape)
-
-    def tradeoff(self, alpha: Any, relation: Any = None) -> np.ndarray:
-        raise NotImplementedError(f"the trade-off curve of {self.name} is not implemented")
+    @property
+    def exact_sample_rate(self) -> float:
+        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth."""
+        return self.q
 
     # -- one-run auditing: many Dirac canaries in one training run -------------------------------
     def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

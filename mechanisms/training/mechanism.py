@@ -45,7 +45,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from ..claims import Relation
-from ..dpsgd.accounting import poisson_gaussian_delta, poisson_gaussian_epsilon
+from ..dpsgd.accounting import PoissonGaussianTruth, poisson_gaussian_epsilon
 from ..dpsgd.canary import LikelihoodRatioSum, ProjectionSum
 from ..validation import check_choice, check_dataset, check_int, check_open_unit, check_size
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
@@ -63,7 +63,7 @@ ENERGY_FLOOR = 1e-30
 
 
 @dataclass(frozen=True, repr=False)
-class TorchTraining:
+class TorchTraining(PoissonGaussianTruth):
     """A PyTorch/Opacus training as a mechanism; see the module docstring.
 
     Parameters
@@ -234,25 +234,10 @@ class TorchTraining:
             raise NotImplementedError(f"exact privacy of {self.name} is unknown")
         return float(rule(self._config))
 
-    def epsilon_for_delta(self, delta: float, relation: Any = None) -> float:
-        """Exact ε(δ), as dp-accounting's pessimistic estimate (see :meth:`exact_epsilon_bracket`)."""
-        return poisson_gaussian_epsilon(self.sample_rate, self._exact_multiplier(relation), self.steps, delta)
-
-    def exact_epsilon_bracket(self, delta: float, relation: Any = None) -> tuple[float, float]:
-        """(optimistic, pessimistic) PLD estimates: the exact ε(δ) lies between them."""
-        sigma = self._exact_multiplier(relation)
-        return (poisson_gaussian_epsilon(self.sample_rate, sigma, self.steps, delta, pessimistic=False),
-                poisson_gaussian_epsilon(self.sample_rate, sigma, self.steps, delta))
-
-    def privacy_profile(self, epsilon: Any, relation: Any = None) -> np.ndarray:
-        """Exact δ(ε) (pessimistic PLD estimate), vectorized in ε."""
-        sigma = self._exact_multiplier(relation)
-        eps = np.asarray(epsilon, dtype=np.float64)
-        values = [poisson_gaussian_delta(self.sample_rate, sigma, self.steps, float(e)) for e in eps.ravel()]
-        return np.asarray(values).reshape(eps.shape)
-
-    def tradeoff(self, alpha: Any, relation: Any = None) -> np.ndarray:
-        raise NotImplementedError(f"the trade-off curve of {self.name} is not implemented")
+    @property
+    def exact_sample_rate(self) -> float:
+        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth."""
+        return self.sample_rate
 
     # -- one-run auditing --------------------------------------------------------------------------
     def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
