@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from joblib.externals.loky import get_reusable_executor
+
 from audit.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +74,9 @@ def main(argv=None) -> int:
         scratch = args.scratch / name
         load_before, cpu_before, started = os.getloadavg(), _cpu(), time.perf_counter()
         document = run_sweep(name, budget=args.budget, out=scratch, n_jobs=args.jobs, resume=args.resume)
+        # joblib keeps its loky workers alive between calls, and a child's CPU time is counted only
+        # once it has exited and been waited for: shut them down before reading the clock.
+        get_reusable_executor().shutdown(wait=True)
         wall, cpu, load_after = time.perf_counter() - started, _cpu() - cpu_before, os.getloadavg()
         target = RESULTS / name
         shutil.rmtree(target, ignore_errors=True)
