@@ -29,6 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script: the repository root, not benchmarks/, first on the path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])  # benchmarks/statistics.py would hide the stdlib's
+
 from joblib.externals.loky import get_reusable_executor
 
 from audit.sweep import run_sweep

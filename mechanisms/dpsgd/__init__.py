@@ -12,7 +12,7 @@ Faulty trainers (implementation mistakes) are registered in ``scenarios.faulty_c
 public name of these modules is importable from ``mechanisms.dpsgd``.
 """
 
-from .accounting import DISCRETIZATION, poisson_gaussian_delta, poisson_gaussian_epsilon
+from .accounting import DISCRETIZATION, PoissonGaussianTruth, poisson_gaussian_delta, poisson_gaussian_epsilon
 from .canary import GradientCanary, InputCanary, LikelihoodRatioSum, ProjectionSum, projection_sum_survival
 from .data import TrainingData, make_training_data
 from .mlp import OneHiddenLayer
@@ -28,6 +28,7 @@ __all__ = [
     "poisson_gaussian_epsilon",
     "poisson_gaussian_delta",
     "DISCRETIZATION",
+    "PoissonGaussianTruth",
     # canary
     "GradientCanary",
     "InputCanary",
