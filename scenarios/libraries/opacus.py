@@ -31,9 +31,8 @@ GaussianAccountant  μ-GDP with μ = q·√(T(e^{1/σ²} − 1)) (``compute_mu_p
                     Dong, Long & Su 2020); ``get_epsilon`` is that μ's exact GDP ε(δ)
 ==================  ===========================================================================
 
-Opacus's own constructor warns that the GDP accountant "is experimental and can underestimate
-privacy expenditure": a refutation of its rows is a real finding about the claim as a user reads
-it from ``get_epsilon``, not a bug in this catalogue.
+Opacus warns that the GDP accountant "is experimental and can underestimate privacy expenditure";
+its ε is below the exact one at this grid (docs/libraries/opacus.md): a refutation is a finding.
 
 References
 ----------
@@ -48,6 +47,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
@@ -134,8 +134,6 @@ def gdp_mu(q: float, sigma: float, steps: int) -> float:
 
 def _gdp_epsilon(q: float, sigma: float, steps: int, delta: float) -> float:
     """``GaussianAccountant.get_epsilon(delta)`` as Opacus reports it (its constructor's warning silenced)."""
-    import warnings
-
     from opacus.accountants import GaussianAccountant  # optional extra: torch
 
     with warnings.catch_warnings():
