@@ -116,6 +116,11 @@ class _PrvProfile:
             self._dprv = engine._get_dprv(eps_error=PRV_EPS_ERROR, delta_error=self.delta / 1000)
         return self._dprv
 
+    def reported_epsilon(self) -> float:
+        """ε at the claim's δ as ``PRVAccountant.get_epsilon(delta)`` reports it (its upper bound),
+        from the same discretised PRV."""
+        return float(self._prv().compute_epsilon(self.delta, self.delta / 1000, PRV_EPS_ERROR)[2])
+
     def __call__(self, epsilon):
         eps = np.atleast_1d(np.asarray(epsilon, dtype=np.float64))
         dprv = self._prv()

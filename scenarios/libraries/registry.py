@@ -3,7 +3,7 @@
 A library is one module that builds a :class:`~scenarios.libraries.catalogue.Library` and calls
 :func:`register_library` with it.  Three ways in:
 
-- the built-in catalogues (:data:`BUILT_IN`: diffprivlib, OpenDP), imported on first use because
+- the built-in catalogues (:data:`BUILT_IN`: diffprivlib, OpenDP, Opacus), imported on first use because
   they need their optional library;
 - any module that calls :func:`register_library` before the sweep runs;
 - a third-party package that declares an entry point in the group ``dpaudit.libraries``
@@ -23,7 +23,8 @@ from .catalogue import Library
 __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "register_library", "library", "library_names"]
 
 #: Library name → the module that registers it.
-BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp"}
+BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp",
+            "opacus": "scenarios.libraries.opacus"}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
 

@@ -1,0 +1,323 @@
+"""The Opacus catalogue: DP-SGD through ``PrivacyEngine.make_private`` and the three accountants.
+
+Opacus states its privacy through an accountant: after T steps of DP-SGD with noise multiplier σ,
+clipping norm C and Poisson sampling at rate q, ``PrivacyEngine.get_epsilon(delta)`` "Computes
+the (epsilon, delta) privacy budget spent so far" (its docstring), by the accountant chosen at
+construction (``PrivacyEngine(accountant="prv")`` by default).  Every accountant accounts for the
+same mechanism, T compositions of the Poisson-subsampled Gaussian
+
+    Y_t = Σ_i B_ti clip_C(g_i) + σC·Z_t,   B_ti ~ Bernoulli(q),  Z_t ~ N(0, I),
+
+under the add/remove relation (Opacus's ``DPDataLoader`` docstring: "each sample from the
+dataset is included in the batch with probability ``sample_rate``"; the analyses it cites assume
+add/remove neighbours).  Entries:
+
+- ``PrivacyEngine.make_private``: the parameter trajectory of a tiny model trained by Opacus
+  itself (``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping and noise,
+  ``DPDataLoader`` Poisson sampling), claimed private at the default PRV accountant's profile;
+- ``accountants.RDPAccountant``, ``PRVAccountant``, ``GaussianAccountant``: each accountant's
+  statement for (q, σ, T) is a claim about the composed subsampled Gaussian, audited on a
+  vectorized sampler of that mechanism (:class:`mechanisms.subsampled_gaussian.PoissonSubsampledGaussian`).
+
+Claims, per accountant (``mechanisms.training.accountants`` builds the first two):
+
+==================  ===========================================================================
+RDPAccountant       (α, ε_α)-RDP at Opacus's ``DEFAULT_ALPHAS`` (``compute_rdp``, Mironov, Talwar
+                    & Zhang 2019), converted as Opacus's ``get_privacy_spent`` converts it
+                    (Balle et al. 2020, Thm 21)
+PRVAccountant       the discretised privacy random variable's δ̂(ε − ε_err) + δ_err, the bound its
+                    ``get_epsilon`` guarantees (Gopi, Lee & Wutschitz 2021)
+GaussianAccountant  μ-GDP with μ = q·√(T(e^{1/σ²} − 1)) (``compute_mu_poisson``, the CLT of Bu,
+                    Dong, Long & Su 2020); ``get_epsilon`` is that μ's exact GDP ε(δ)
+==================  ===========================================================================
+
+Opacus warns that the GDP accountant "is experimental and can underestimate privacy expenditure";
+its ε is below the exact one at this grid (docs/libraries/opacus.md): a refutation is a finding.
+
+References
+----------
+Yousefpour et al. (2021), "Opacus: user-friendly differential privacy library in PyTorch",
+arXiv:2109.12298; Mironov, Talwar & Zhang (2019), "Rényi differential privacy of the sampled
+Gaussian mechanism"; Gopi, Lee & Wutschitz (2021), "Numerical composition of differential
+privacy"; Bu, Dong, Long & Su (2020), "Deep learning with Gaussian differential privacy";
+Balle et al. (2020), "Hypothesis testing interpretations and Rényi differential privacy".
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from mechanisms.adapters.released import LibraryRelease
+from mechanisms.claims import GaussianDP, Relation
+from mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
+from mechanisms.training.accountants import accountant_claim
+
+from .. import scenario as _scenario
+from .catalogue import Case, Entry, Library
+from .registry import register_library
+
+
+def _require(module: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"the opacus catalogue needs the optional `torch` extra: pip install \"dpaudit[torch]\" "
+                          f"(importing {module!r} failed: {exc})") from exc
+
+
+torch = _require("torch")
+opacus = _require("opacus")
+PrivacyEngine = opacus.PrivacyEngine
+# An empty Poisson batch is a legitimate release; Opacus logs a warning for each one.
+logging.getLogger("opacus.data_loader").setLevel(logging.ERROR)
+
+__all__ = ["LIBRARY", "train", "subsampled_gaussian", "entries", "public_api", "gdp_mu"]
+
+ADD_REMOVE = Relation.ADD_REMOVE
+#: The reference δ of every claim (the report's headline ε is read there).
+DELTA = 1e-5
+
+
+# -- release functions (their source goes into reproduction scripts: names np, torch, PrivacyEngine) --
+def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, steps, lr=1.0):
+    """T = ``steps`` steps of DP-SGD with Opacus's ``PrivacyEngine.make_private`` (Poisson sampling,
+    sample rate 1/len(data_loader)) on a linear model f(x) = w·x + b, started at 0, with the summed
+    loss −Σ y·f(x) (per-example gradient −y·(x, 1)); rows of ``data`` are (x, y).  The release is the
+    parameters (w, b) after every step: the whole trajectory the accountant accounts for."""
+    generator = torch.Generator().manual_seed(int(random_state.randint(2**31)))
+    x = torch.tensor(data[:, :-1], dtype=torch.float32)
+    y = torch.tensor(data[:, -1], dtype=torch.float32)
+    model = torch.nn.Linear(x.shape[1], 1)
+    torch.nn.init.zeros_(model.weight)
+    torch.nn.init.zeros_(model.bias)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    # make_private's DPDataLoader samples with the original loader's generator (no secure_mode).
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch_size,
+                                         generator=generator)
+    model, optimizer, loader = PrivacyEngine().make_private(
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=noise_multiplier,
+        max_grad_norm=max_grad_norm, poisson_sampling=True, loss_reduction="sum", noise_generator=generator)
+    trajectory = []
+    while len(trajectory) < steps:
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            (-(model(xb).squeeze(-1) * yb).sum()).backward()
+            optimizer.step()
+            trajectory.append(torch.cat([p.detach().ravel() for p in model.parameters()]).numpy().copy())
+            if len(trajectory) == steps:
+                break
+    return np.concatenate(trajectory)
+
+
+def subsampled_gaussian(data, random_state, *, noise_multiplier, sample_rate, steps):
+    """The mechanism Opacus's accountants account for: T = ``steps`` releases of
+    Σ_i B_i·g_i + σ·Z with B_i ~ Bernoulli(q) (Poisson sampling), g_i = 2x_i − 1 ∈ [−1, 1] a
+    gradient clipped to C = 1, and Z ~ N(0, 1)."""
+    g = 2.0 * np.ravel(data) - 1.0
+    included = random_state.random_sample((steps, g.size)) < sample_rate
+    return included @ g + noise_multiplier * random_state.standard_normal(steps)
+
+
+# -- claims --------------------------------------------------------------------------------------------
+def gdp_mu(q: float, sigma: float, steps: int) -> float:
+    """μ of Opacus's ``GaussianAccountant`` with Poisson sampling: ``compute_mu_poisson``,
+    μ = q·√(T(e^{1/σ²} − 1)) (Bu, Dong, Long & Su 2020, the CLT of Thm 5)."""
+    from opacus.accountants.analysis.gdp import compute_mu_poisson  # optional extra: torch
+
+    return float(compute_mu_poisson(steps=steps, noise_multiplier=sigma, sample_rate=q))
+
+
+def _gdp_epsilon(q: float, sigma: float, steps: int, delta: float) -> float:
+    """``GaussianAccountant.get_epsilon(delta)`` as Opacus reports it (its constructor's warning silenced)."""
+    from opacus.accountants import GaussianAccountant  # optional extra: torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = GaussianAccountant()
+    engine.history = [(sigma, q, steps)]
+    return float(engine.get_epsilon(delta))
+
+
+def claim_of(accountant: str, q: float, sigma: float, steps: int):
+    """The claim of Opacus's ``accountant`` ("rdp", "prv" or "gdp") for T subsampled Gaussian steps
+    (module table), and the ε its ``get_epsilon(DELTA)`` reports, computed by Opacus's own code from
+    the same curve: ``get_privacy_spent`` of the RDP, the discretised PRV's ``compute_epsilon``
+    upper bound, the GDP accountant itself."""
+    if accountant == "gdp":
+        return GaussianDP(gdp_mu(q, sigma, steps), ADD_REMOVE), _gdp_epsilon(q, sigma, steps, DELTA)
+    if accountant not in ("rdp", "prv"):
+        raise ValueError(f"`accountant` must be one of ('rdp', 'prv', 'gdp'), got {accountant!r}")
+    claim = accountant_claim(accountant, q, sigma, steps, DELTA)
+    if accountant == "prv":
+        return claim, claim.profile.reported_epsilon()
+    from opacus.accountants.analysis.rdp import get_privacy_spent  # optional extra: torch
+
+    reported, _ = get_privacy_spent(orders=list(claim.orders), rdp=np.asarray(claim.epsilons), delta=DELTA)
+    return claim, float(reported)
+
+
+def _label(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
+
+
+# -- entries ---------------------------------------------------------------------------------------------
+_ENGINE_TEXT = ("opacus.PrivacyEngine.make_private docstring: 'Add privacy-related responsibilities to the main "
+                "PyTorch training objects ... Optimizer is now responsible for gradient clipping and adding noise "
+                "to the gradients ... DataLoader is updated to perform Poisson sampling'; DPOptimizer docstring: "
+                "'Add Gaussian noise to p.grad calibrated to a given noise multiplier and max grad norm limit "
+                "(std = noise_multiplier * max_grad_norm)'; PrivacyEngine.get_epsilon: 'Computes the (epsilon, "
+                "delta) privacy budget spent so far' with the default accountant 'prv'. Claim: the PRV "
+                "accountant's profile for (q = 1/len(data_loader), σ, T); add/remove (Poisson sampling)")
+
+
+def _engine_build(point):
+    n, batch = point["rows"], point["batch_size"]
+    if -(-n // batch) != -(-(n + 1) // batch):
+        raise ValueError(f"rows={n}, batch_size={batch}: len(data_loader) differs between D and D' (the sample "
+                         "rate 1/len(data_loader) would read the data)")
+    q = 1.0 / -(-n // batch)
+    sigma, steps, clip = point["noise_multiplier"], point["steps"], point["max_grad_norm"]
+    claim, reported = claim_of("prv", q, sigma, steps)
+    params = {"noise_multiplier": sigma, "max_grad_norm": clip, "batch_size": batch, "steps": steps}
+    base = np.tile([0.5, 0.0], (n, 1))  # y = 0: rows whose gradient is 0
+    # Any row clipped to norm C is a worst case (the noise is isotropic): one at C, one far above.
+    extra = [([0.0, clip], "add a row with gradient norm C (at the clip norm)"),
+             ([100.0, 10.0], "add a row with gradient norm ≈ 1000 (clipped to C)")]
+    pairs = [(base, np.vstack([base, row]), label) for row, label in extra]
+    scenario = _scenario.from_pairs(pairs, ADD_REMOVE)
+    width = 2 * steps
+    mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({_label(point)})", claim, width + 1,
+                               reference=PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA))
+    layout = tuple((f"{name} after step {t + 1}", None) for t in range(steps) for name in ("w", "b"))
+    return Case("PrivacyEngine.make_private", _label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
+                                                               "delta": DELTA},
+                mechanism, claim, scenario, train, params, "fit", statistic="coordinates", layout=layout)
+
+
+def _engine_entry() -> Entry:
+    grid = ({"noise_multiplier": 2.0, "max_grad_norm": 1.0, "rows": 3, "batch_size": 2, "steps": 2},
+            {"noise_multiplier": 1.5, "max_grad_norm": 1.0, "rows": 5, "batch_size": 2, "steps": 3})
+    api = ("opacus.PrivacyEngine", "opacus.optimizers.DPOptimizer", "opacus.GradSampleModule",
+           "opacus.grad_sample.GradSampleModule", "opacus.data_loader.DPDataLoader")
+    return Entry("PrivacyEngine.make_private", api, "model", _ENGINE_TEXT, ADD_REMOVE, grid, _engine_build)
+
+
+_ACCOUNTANTS = {
+    "rdp": ("RDPAccountant", "opacus.accountants.RDPAccountant.get_epsilon: 'Return privacy budget (epsilon) "
+                             "expended so far' from the RDP of the sampled Gaussian (compute_rdp) at "
+                             "DEFAULT_ALPHAS; claim: that RDP curve (Mironov, Talwar & Zhang 2019)"),
+    "prv": ("PRVAccountant", "opacus.accountants.PRVAccountant.get_epsilon(delta, eps_error=0.01): the "
+                             "discretised PRV's ε within eps_error (Gopi, Lee & Wutschitz 2021); claim: its "
+                             "profile δ̂(ε − 0.01) + δ/1000"),
+    "gdp": ("GaussianAccountant", "opacus.accountants.GaussianAccountant.get_epsilon(delta, poisson=True): μ-GDP "
+                                  "with μ = compute_mu_poisson (CLT, Bu, Dong, Long & Su 2020); its constructor "
+                                  "warns 'GDP accounting is experimental and can underestimate privacy expenditure'"),
+}
+#: (q, σ, T): a moderate DP-SGD step count, one step of a small batch with little noise (where
+#: the CLT is known to be least accurate), and one large-batch step.
+_ACCOUNTANT_GRID = ({"sample_rate": 0.25, "noise_multiplier": 1.0, "steps": 4},
+                    {"sample_rate": 0.1, "noise_multiplier": 0.5, "steps": 1},
+                    {"sample_rate": 0.5, "noise_multiplier": 1.0, "steps": 1})
+
+
+def _accountant_entry(accountant: str) -> Entry:
+    name, text = _ACCOUNTANTS[accountant]
+
+    def build(point):
+        q, sigma, steps = point["sample_rate"], point["noise_multiplier"], point["steps"]
+        claim, reported = claim_of(accountant, q, sigma, steps)
+        truth = PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA)
+        params = {"noise_multiplier": sigma, "sample_rate": q, "steps": steps}
+        pairs = [(np.array([[0.5]]), np.array([[0.5], [1.0]]), "add a row with clipped gradient +C"),
+                 (np.zeros((0, 1)), np.array([[0.0]]), "empty vs one row with clipped gradient −C")]
+        mechanism = LibraryRelease(subsampled_gaussian, params, f"opacus.accountants.{name}({_label(point)})", claim,
+                                   steps + 1, batch=truth, reference=truth)
+        return Case(f"accountants.{name}", _label(point), {**point, "opacus_epsilon": reported, "delta": DELTA},
+                    mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE), subsampled_gaussian, params, "batch",
+                    statistic="coordinates" if steps > 1 else "auto",
+                    layout=tuple((f"step {t + 1}", None) for t in range(steps)))
+    return Entry(f"accountants.{name}", (f"opacus.accountants.{name}",), "accountant", text, ADD_REMOVE,
+                 _ACCOUNTANT_GRID, build)
+
+
+def entries() -> tuple[Entry, ...]:
+    """The whole catalogue."""
+    return (_engine_entry(),) + tuple(_accountant_entry(a) for a in ("rdp", "prv", "gdp"))
+
+
+def _defined_in(module) -> list[str]:
+    """Public classes and functions ``module`` defines itself (not the names it imports)."""
+    return [n for n in dir(module) if not n.startswith("_") and getattr(getattr(module, n), "__module__", None)
+            == module.__name__ and callable(getattr(module, n))]
+
+
+def public_api() -> tuple[str, ...]:
+    """The installed release's DP-relevant public names: ``opacus.__all__`` (without ``utils`` and
+    ``__version__``), ``__all__`` of ``accountants``, ``optimizers`` and ``grad_sample``, and the
+    classes and functions ``data_loader``, ``utils.uniform_sampler`` and
+    ``utils.batch_memory_manager`` define."""
+    packages = {name: importlib.import_module(f"opacus.{name}") for name in
+                ("accountants", "optimizers", "grad_sample", "data_loader", "utils.uniform_sampler",
+                 "utils.batch_memory_manager")}
+    names = [f"opacus.{n}" for n in opacus.__all__ if n not in ("utils", "__version__")]
+    for name in ("accountants", "optimizers", "grad_sample"):
+        names += [f"opacus.{name}.{n}" for n in packages[name].__all__]
+    for name in ("data_loader", "utils.uniform_sampler", "utils.batch_memory_manager"):
+        names += [f"opacus.{name}.{n}" for n in _defined_in(packages[name])]
+    return tuple(sorted(set(names)))
+
+
+_NOT_YET_FGC = ("not yet written: fast gradient (ghost) clipping computes per-sample norms without per-sample "
+                "gradients; a make_private(grad_sample_mode='ghost') row is not in the catalogue")
+_DISTRIBUTED = "not yet written: needs a torch.distributed process group"
+_HOOKS = "not DP: per-sample gradient machinery; privacy comes from the optimizer's clipping and noise"
+_EXCLUDED = {
+    "opacus.accountants.IAccountant": "not DP: an abstract base class",
+    "opacus.accountants.register_accountant": "not DP: registers a user's accountant class",
+    "opacus.accountants.create_accountant": "covered through another entry: accountants.* (it builds "
+                                            "RDPAccountant, PRVAccountant or GaussianAccountant by name)",
+    "opacus.optimizers.AdaClipDPOptimizer": "not yet written: adaptive clipping (its clipped-count noise "
+                                            "needs its own claim)",
+    "opacus.optimizers.DPPerLayerOptimizer": "not yet written: per-layer clipping",
+    "opacus.optimizers.DPOptimizerFastGradientClipping": _NOT_YET_FGC,
+    "opacus.optimizers.DistributedDPOptimizer": _DISTRIBUTED,
+    "opacus.optimizers.DistributedDPOptimizerFastGradientlipping": _DISTRIBUTED,
+    "opacus.optimizers.FSDPOptimizerFastGradientClipping": _DISTRIBUTED,
+    "opacus.optimizers.SimpleDistributedPerLayerOptimizer": _DISTRIBUTED,
+    "opacus.GradSampleModuleFastGradientClipping": _NOT_YET_FGC,
+    "opacus.data_loader.CollateFnWithEmpty": "not DP: the collate function of empty Poisson batches "
+                                             "(covered through PrivacyEngine.make_private, whose batches may be empty)",
+    "opacus.data_loader.collate": "not DP: collates a (possibly empty) Poisson batch",
+    "opacus.data_loader.wrap_collate_with_empty": "not DP: wraps a collate function for empty batches",
+    "opacus.data_loader.shape_safe": "not DP: a shape helper",
+    "opacus.data_loader.dtype_safe": "not DP: a dtype helper",
+    "opacus.data_loader.switch_generator": "not DP: replaces a data loader's generator",
+    "opacus.utils.uniform_sampler.UniformWithReplacementSampler": "covered through another entry: "
+        "PrivacyEngine.make_private (the Poisson batch sampler of its DPDataLoader; which rows are in a batch is "
+        "not DP by itself)",
+    "opacus.utils.uniform_sampler.DistributedUniformWithReplacementSampler": _DISTRIBUTED,
+    "opacus.utils.batch_memory_manager.BatchMemoryManager": "not yet written: splits each Poisson batch into "
+                                                            "physical batches; no row trains through it",
+    "opacus.utils.batch_memory_manager.BatchSplittingSampler": "not yet written: the sampler of BatchMemoryManager",
+    "opacus.utils.batch_memory_manager.wrap_data_loader": "not yet written: BatchMemoryManager's data loader",
+}
+for _name in ("AbstractGradSampleHooks", "GradSampleHooks", "GradSampleHooksFastGradientClipping",
+              "GradSampleHooksFastGradientClippingFSDP", "GradSampleHooksFastGradientClippingTP", "GradSampleHooksNoOp",
+              "register_grad_sampler", "register_norm_sampler", "create_or_accumulate_grad_sample", "prepare_module",
+              "wrap_model", "get_gsm_class", "AbstractGradSampleModule", "GradSampleModuleNoOp",
+              "GradSampleModuleExpandedWeights"):
+    _EXCLUDED[f"opacus.grad_sample.{_name}"] = _HOOKS
+_EXCLUDED["opacus.grad_sample.GradSampleModuleFastGradientClipping"] = _NOT_YET_FGC
+_EXCLUDED["opacus.grad_sample.GradSampleModuleFastGradientClippingFSDP"] = _DISTRIBUTED
+_EXCLUDED["opacus.grad_sample.GradSampleModuleFastGradientClippingTP"] = _DISTRIBUTED
+
+LIBRARY = register_library(Library(
+    name="opacus", distribution="opacus", entries=entries, public_api=public_api, excluded=_EXCLUDED,
+    script_header=("import logging\n\nimport numpy as np\nimport torch\nfrom opacus import PrivacyEngine\n\n"
+                   "logging.getLogger('opacus.data_loader').setLevel(logging.ERROR)  # empty Poisson batches\n"),
+    helpers=(), seeded=True))
