@@ -1,0 +1,64 @@
+"""Reproduce: opacus accountants.GaussianAccountant [sample_rate=0.1, noise_multiplier=0.5, steps=1]
+
+The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for
+accountants.GaussianAccountant [sample_rate=0.1, noise_multiplier=0.5, steps=1], which claims
+0.732108-GDP under add-remove: certified epsilon >= 2.123 at delta = 1e-05, at confidence
+0.995455 (the sweep's Bonferroni share). Witness pair: empty vs one row with clipped gradient
+−C.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: step 1; each block of capacity c is [size, leading dimension, non-finite count, c values].
+output[0] is step 1.
+
+Event: output[0] <= -2.5741572685472325  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import logging
+
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+
+logging.getLogger('opacus.data_loader').setLevel(logging.ERROR)  # empty Poisson batches
+
+
+def subsampled_gaussian(data, random_state, *, noise_multiplier, sample_rate, steps):
+    """The mechanism Opacus's accountants account for: T = ``steps`` releases of
+    Σ_i B_i·g_i + σ·Z with B_i ~ Bernoulli(q) (Poisson sampling), g_i = 2x_i − 1 ∈ [−1, 1] a
+    gradient clipped to C = 1, and Z ~ N(0, 1)."""
+    g = 2.0 * np.ravel(data) - 1.0
+    included = random_state.random_sample((steps, g.size)) < sample_rate
+    return included @ g + noise_multiplier * random_state.standard_normal(steps)
+
+
+
+release = subsampled_gaussian
+PARAMS = {'noise_multiplier': 0.5, 'sample_rate': 0.1, 'steps': 1}
+D = np.array([])
+D_PRIME = np.array([[0.0]])  # empty vs one row with clipped gradient −C
+N = 200000
+EPSILON, DELTA = 3.0616050508632657, 1e-05  # the library's claim, at its reference delta
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(1), 1.0)
+
+
+def event(output):
+    return bool(output[0] <= -2.5741572685472325)
+
+
+if __name__ == "__main__":
+    random_state = np.random.RandomState(2026)
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D_PRIME"] / N, hits["D"] / N
+    print(f"P[event | D_PRIME] = {p:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    print(f"P[event | D] = {q:.4f}  ({hits['D']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
