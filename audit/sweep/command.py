@@ -17,7 +17,7 @@ from scenarios.libraries import library_names
 
 from ..settings import option_type
 from .plan import BUDGETS
-from .runner import DEFAULT_OUT, SWEEP_BACKENDS, run_sweep
+from .runner import DEFAULT_CONFIDENCE, DEFAULT_OUT, DEFAULT_SEED, SWEEP_BACKENDS, run_sweep
 from .table import sweep_markdown
 
 __all__ = ["add_sweep_parser", "sweep_command"]
@@ -45,10 +45,10 @@ def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.Argume
     sweep.add_argument("--entries", nargs="+", metavar="PATTERN",
                        help="audit only the entries matching these glob patterns, e.g. 'models.*' "
                             "(error control then counts only their rows)")
-    sweep.add_argument("--confidence", type=option_type("confidence"), default=0.95,
+    sweep.add_argument("--confidence", type=option_type("confidence"), default=DEFAULT_CONFIDENCE,
                        help="probability that no claim that holds is reported VIOLATED anywhere in the sweep "
                             "(default: %(default)s)")
-    sweep.add_argument("--seed", type=option_type("seed"), default=2026, help="the sweep's seed (default: %(default)s)")
+    sweep.add_argument("--seed", type=option_type("seed"), default=DEFAULT_SEED, help="the sweep's seed (default: %(default)s)")
     sweep.add_argument("--samples", type=option_type("samples"), help="draws per pair and side for every row "
                        "(overrides the budget)")
     sweep.add_argument("--statistic", metavar="NAME", help="test statistic of every row (default: each row's own)")

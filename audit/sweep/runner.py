@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from scenarios.libraries import library as find_library
 
 from ..checkpoint import write_atomic
+from ..settings import AuditSettings
 from ..executor import quiet_abandoned_tasks
 from ..version import __version__
 from .plan import BUDGETS, PlannedRow, plan_rows
@@ -37,7 +38,13 @@ from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
 from .rows import audit_row, row_fingerprint, save_row
 from .table import sweep_markdown
 
-__all__ = ["run_sweep", "DEFAULT_OUT", "SWEEP_BACKENDS"]
+__all__ = ["run_sweep", "DEFAULT_OUT", "DEFAULT_CONFIDENCE", "DEFAULT_SEED", "SWEEP_BACKENDS"]
+
+#: The probability that no claim that holds is reported VIOLATED anywhere in a sweep, by default:
+#: the audits' own default confidence (:class:`audit.settings.AuditSettings`).
+DEFAULT_CONFIDENCE = AuditSettings.confidence
+#: A sweep's default seed: fixed, so a sweep rerun gives the same table.
+DEFAULT_SEED = 2026
 
 DEFAULT_OUT = "dpaudit-sweep"
 #: Where rows may run: joblib's process and thread backends, or a Dask cluster.
@@ -151,7 +158,7 @@ def _reset(out: Path) -> None:
 
 def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, n_jobs: int = 1,
               backend: str = "loky", scheduler: Optional[str] = None, resume: bool = False,
-              confidence: float = 0.95, seed: int = 2026, entries: Optional[Sequence[str]] = None,
+              confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED, entries: Optional[Sequence[str]] = None,
               samples: Optional[int] = None, statistic: Any = None, progress: bool = True,
               repro: bool = True, date: Optional[str] = None) -> dict:
     """Audit every catalogue row of ``library`` and write the sweep report to ``out``.
