@@ -86,3 +86,48 @@ def test_opacus_make_private_rejects_a_data_dependent_sample_rate():
 
     with pytest.raises(ValueError, match="len\\(data_loader\\) differs"):
         _engine_build({"noise_multiplier": 1.0, "max_grad_norm": 1.0, "rows": 4, "batch_size": 2, "steps": 1})
+
+
+@pytest.mark.filterwarnings("ignore")  # Opacus warns about its secure RNG and empty batches
+def test_opacus_step_divisor_is_the_one_make_private_sets_and_marks_opacus_819():
+    """``expected_batch_size`` agrees with the divisor Opacus's own ``make_private`` gives its
+    optimizer, and a grid point is marked with opacus#819 exactly when it trains with
+    loss_reduction="mean" and that divisor differs between n and n + 1 rows."""
+    pytest.importorskip("opacus")
+    import torch
+    from opacus import PrivacyEngine
+    from scenarios.libraries.opacus import OPACUS_819, expected_batch_size
+
+    def divisor(rows, batch_size):
+        model = torch.nn.Linear(1, 1)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(rows, 1)), batch_size=batch_size)
+        _, optimizer, _ = PrivacyEngine().make_private(
+            module=model, optimizer=torch.optim.SGD(model.parameters(), lr=1.0), data_loader=loader,
+            noise_multiplier=1.0, max_grad_norm=1.0)
+        return optimizer.expected_batch_size
+
+    for rows, batch_size in [(3, 2), (4, 2), (6, 4), (7, 4), (39, 20), (40, 20)]:
+        assert expected_batch_size(rows, batch_size) == divisor(rows, batch_size)
+    marked = []
+    for case in next(e for e in library("opacus").entries() if e.name == "PrivacyEngine.make_private").cases():
+        p = case.params
+        reads_n = p.get("loss_reduction") == "mean" and \
+            expected_batch_size(p["rows"], p["batch_size"]) != expected_batch_size(p["rows"] + 1, p["batch_size"])
+        assert (case.known == OPACUS_819) == reads_n, case.point
+        assert (case.mechanism.reference is None) == (reads_n or p.get("clipping") == "adaptive"), case.point
+        marked.append(reads_n)
+    assert marked.count(True) == 1 and any(p is False for p in marked)
+
+
+@pytest.mark.filterwarnings("ignore")  # Opacus warns about its secure RNG and empty batches
+def test_opacus_every_make_private_option_trains_and_releases_its_trajectory():
+    """One release per grid point on D': 2 values (w, b) per step, finite, and not all zero (the
+    added row's clipped gradient and the noise move the model)."""
+    pytest.importorskip("opacus")
+    from scenarios.libraries.opacus import train
+
+    for case in next(e for e in library("opacus").entries() if e.name == "PrivacyEngine.make_private").cases():
+        neighbor = np.asarray(case.scenario.pairs[0].neighbor)
+        out = train(neighbor, np.random.RandomState(3), **case.release_params)
+        assert out.shape == (2 * case.release_params["steps"],), case.point
+        assert np.isfinite(out).all() and np.any(out != 0), case.point
