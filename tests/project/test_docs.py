@@ -32,7 +32,7 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 QUICK_START = (
     'pip install ".[plots,accounting]" && dpaudit run',
-    'pip install -e ".[test,plots,dask,learn,thirdparty]" && python -m pytest',
+    'pip install -e ".[test,plots,dask,learn,thirdparty]" && python -m pytest -n 2',
 )
 #: Code that cites documents: every .py and .toml file of the project, except this checker and the
 #: generator (whose docstrings quote the patterns they look for).
