@@ -43,10 +43,11 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
+from .scoring import USAGE_LEVEL, choosing_points, claim_usage
 from .selection import PairCounts
 
 __all__ = ["Allocation", "allocate", "training_draws", "looks_silent", "reallocate", "SELECTION_SHARE",
-           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "SILENT_ONE_SIDED", "MIN_LOOKED",
+           "PILOT_SAMPLES", "TRAINING_CAPS", "SILENT_SHARE", "SILENCE_P_VALUE", "SILENT_ONE_SIDED", "USED_SHARE", "MIN_LOOKED",
            "EARLY_CHOICE_SHARE", "MIN_EARLY_CHOICE"]
 
 SELECTION_SHARE = 0.25
@@ -67,6 +68,8 @@ SILENT_SHARE = 1 / 8
 SILENCE_P_VALUE = 0.1
 #: ... and fewer than this many draws of one side beyond the other's range.
 SILENT_ONE_SIDED = 12
+#: A pair whose selection draws show an event using this share of the claim is never silent.
+USED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -146,24 +149,38 @@ def _ends(total: int, fractions: Sequence[float]) -> tuple[int, ...]:
     return tuple(int(round(f * total)) for f in fractions)
 
 
-def looks_silent(counts: PairCounts) -> bool:
+def looks_silent(counts: PairCounts, claim=None) -> bool:
     """Whether a pair's two sides look alike on its selection draws: the two-sample
     Kolmogorov–Smirnov distance D of the binned statistic has asymptotic p-value
     Q(D·√(n/2)) > :data:`SILENCE_P_VALUE` (Kolmogorov's limit law for two samples of size n; ties
     from binning or discrete outputs only make it larger, i.e. "silent" more readily), *and* neither
-    side reaches beyond the other's range with :data:`SILENT_ONE_SIDED` draws or more.  The second
-    condition keeps a rare region that only one side produces (a released value of probability
-    10⁻³) from being silenced: it moves the distribution too little for the KS test, yet it is the
-    whole violation.  Under identical sides a run of k draws of one side beyond the other's range
-    has probability about 2^(1−k)."""
+    side reaches beyond the other's range with :data:`SILENT_ONE_SIDED` draws or more, *and* (given
+    the ``claim``) no threshold event uses :data:`USED_SHARE` of the claim or more at the
+    pessimistic points events are chosen by (:func:`audit.scoring.claim_usage`).  The last two
+    conditions keep a rare region that only one side produces (a released value of probability
+    10⁻³, a key released with probability 0.012 on one dataset only) from being silenced: it moves
+    the distribution too little for the KS test, yet it is the whole violation.  Under identical
+    sides a run of k draws of one side beyond the other's range has probability about 2^(1−k), and
+    an event whose pessimistic point uses half of a claim needs about 3e^ε/2 more draws on one side
+    than the other's Clopper–Pearson upper end allows."""
     n = counts.n
     if n < 1:
         return True
     if max(_one_sided_end(counts.base, counts.neighbour), _one_sided_end(counts.neighbour, counts.base)) \
             >= SILENT_ONE_SIDED:
         return False
+    if claim is not None and _claim_share(counts, claim) >= USED_SHARE:
+        return False
     distance = float(np.abs(np.cumsum(counts.base) - np.cumsum(counts.neighbour)).max()) / n
     return float(special.kolmogorov(distance * np.sqrt(n / 2.0))) > SILENCE_P_VALUE
+
+
+def _claim_share(counts: PairCounts, claim) -> float:
+    """The largest share of ``claim`` a threshold event {bin ≥ j} uses on the pair's selection
+    counts, in either orientation, at one-sided Clopper–Pearson points at :data:`USAGE_LEVEL`."""
+    count_a, count_b = counts.tails()
+    alpha_hi, beta_hi = choosing_points(count_a, counts.n, count_b, counts.n, USAGE_LEVEL)
+    return claim_usage(claim, (alpha_hi, beta_hi)).value
 
 
 def _one_sided_end(side: np.ndarray, other: np.ndarray) -> int:

@@ -168,12 +168,15 @@ class ClaimUsage:
 def _claims_own(slot: Slot, claim: Any) -> Optional[float]:
     """The claim's own value of a headline slot's quantity at its headline point (ε_claim,
     δ_claim, μ_claim); None where a fraction of it says nothing: δ of a pure claim (δ_claim = 0;
-    its ε at δ = 0 says the same) and μ of a claim that states no μ."""
+    its ε at δ = 0 says the same), μ of a claim that states no μ, and any quantity a claim states
+    as 0 (a user's claim type whose headline ε is 0)."""
     if slot.quantity is Quantity.EPSILON:
-        return claim.epsilon
-    if slot.quantity is Quantity.DELTA:
-        return claim.delta if claim.delta > 0 else None
-    return slot.allowed_by(claim)
+        own = claim.epsilon
+    elif slot.quantity is Quantity.DELTA:
+        own = claim.delta
+    else:
+        own = slot.allowed_by(claim)
+    return own if own is not None and own > 0 else None
 
 
 def states_curve(claim: Any) -> bool:
@@ -223,7 +226,7 @@ def claim_usage(claim: Any, points: tuple[np.ndarray, np.ndarray]) -> ClaimUsage
             profile = max(float(slot_values(Slot.epsilon_at(float(d)), alpha_hi, beta_hi).max()) / a
                           for d, a in zip(deltas, allowed))
             fractions.append(profile)
-    return ClaimUsage(max(fractions), tuple(estimates), profile)
+    return ClaimUsage(max(fractions) if fractions else math.nan, tuple(estimates), profile)
 
 
 def statistic_usage(claim: Any, base_scores: np.ndarray, neighbour_scores: np.ndarray, *,

@@ -175,7 +175,7 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                                                                   allocation, budget, claim, bar)
         if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
-            per_pair = reallocate(certification_ends, [looks_silent(counts) for counts in selection])
+            per_pair = reallocate(certification_ends, [looks_silent(counts, claim) for counts in selection])
             for index, ends in enumerate(per_pair):
                 plan, ranges = _segment_plan(allocation.segments(ends), chunk)
                 plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
