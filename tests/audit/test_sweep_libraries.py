@@ -10,6 +10,11 @@
   pair at distance d_in is exactly d_in/scale), not refuted.  OpenDP's generator cannot be seeded, so
   this row is a fresh random experiment on every run: it runs at sweep confidence 0.999, so it fails
   with probability at most 0.001 (at the default 0.95 it would fail up to one CI run in twenty).
+- OpenDP's ``make_laplace_threshold`` on integer counts (opendp/opendp#2922): a key of count 1 is
+  released with probability 0.0134 where the claim's δ is 0.0049 and the other dataset never
+  releases it; at the default budget (30,000 draws per side) and sweep confidence 0.999 the row is
+  refuted.  Unseeded, so this is a power statement: refuted in 20 of 20 runs when measured
+  (``benchmarks/results/sweep/opendp2922_power.txt``).
 """
 
 from __future__ import annotations
@@ -48,3 +53,18 @@ def test_opendp_laplace_claims_hold(tmp_path):
                          confidence=0.999, progress=False)
     assert document["row_confidence"] == pytest.approx(1 - 0.001 / 2)
     assert [r["verdict"] for r in document["rows"]] == ["NOT_REFUTED"] * 2
+
+
+def test_opendp_integer_threshold_delta_is_refuted(tmp_path):
+    pytest.importorskip("opendp")
+    from audit.sweep.plan import plan_rows
+    from audit.sweep.rows import audit_row
+    from scenarios.libraries import library
+    from scenarios.libraries.opendp import OPENDP_2922
+
+    lib = library("opendp")
+    case = next(c for e in lib.entries() if e.name == "measurements.threshold" for c in e.cases()
+                if c.known == OPENDP_2922)
+    row, = plan_rows((case,), library="opendp", budget="default", confidence=0.999, seed=2026)
+    record = audit_row(row, library="opendp", version=lib.version(), out=tmp_path, checkpoints=False)
+    assert record["verdict"] == "VIOLATED" and record["delta_lb"] > case.claim.delta, record

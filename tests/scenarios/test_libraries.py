@@ -131,3 +131,31 @@ def test_opacus_every_make_private_option_trains_and_releases_its_trajectory():
         out = train(neighbor, np.random.RandomState(3), **case.release_params)
         assert out.shape == (2 * case.release_params["steps"],), case.point
         assert np.isfinite(out).all() and np.any(out != 0), case.point
+
+
+@pytest.mark.statistical
+def test_opendp_integer_threshold_claims_the_tail_beyond_the_threshold_and_batches_keep_the_law():
+    """opendp#2922: OpenDP's δ for make_laplace_threshold on integer counts (scale 1, threshold 5)
+    is P(Z ≥ 5) = e⁻⁵/(1 + e⁻¹), Z discrete Laplace, while a key of count 1 is released with
+    probability P(Z ≥ 4) = e⁻⁴/(1 + e⁻¹).  The batched draws (one call on disjoint copies of the map)
+    release it as often as single calls: OpenDP cannot be seeded, so a two-proportion z-test at
+    |z| < 4.42 (two-sided 1e-5), and each frequency within 4.42 binomial standard errors of e⁻⁴/(1 + e⁻¹)."""
+    pytest.importorskip("opendp")
+    import math
+
+    from scenarios.libraries.opendp import OPENDP_2922
+
+    case = next(c for e in library("opendp").entries() if e.name == "measurements.threshold"
+                for c in e.cases() if c.known == OPENDP_2922)
+    assert case.claim.delta == pytest.approx(math.exp(-5) / (1 + math.exp(-1)), rel=1e-9)
+    released = math.exp(-4) / (1 + math.exp(-1))
+    assert released > 2.7 * case.claim.delta
+    pair = next(p for p in case.scenario.pairs if p.label == "new key c with count 1")
+    batch = case.mechanism(np.asarray(pair.neighbor), 20_000, np.random.default_rng(0))[:, 4]
+    single = np.array([case.release(np.asarray(pair.neighbor), None, **case.release_params)[4] for _ in range(3_000)])
+    for freq, n in ((batch.mean(), batch.size), (single.mean(), single.size)):
+        assert abs(freq - released) < 4.42 * math.sqrt(released * (1 - released) / n)
+    pooled = (batch.sum() + single.sum()) / (batch.size + single.size)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / batch.size + 1 / single.size))
+    assert abs(batch.mean() - single.mean()) < 4.42 * se
+    assert not case.mechanism(np.asarray(pair.base), 5_000, np.random.default_rng(0))[:, 4].any()
