@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: the repository root, not bench
 
 from joblib.externals.loky import get_reusable_executor
 
+from audit.checkpoint import write_atomic
 from audit.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,21 @@ def run_scripts(folder: Path) -> list[dict]:
     return found
 
 
+def render_timing(timing: dict) -> str:
+    """The timing table of every library swept (``timing.json``'s rows)."""
+    lines = ["**Sweeps of the installed releases (wall time on a shared 2-core machine, with its 1-minute load "
+             "average before and after; CPU time of the sweep and its workers)**", "",
+             "| library | version | budget | jobs | rows | VIOLATED | wall (min) | CPU (min) | load before | "
+             "load after | scripts showing both frequencies | scripts exceeding the claim | date |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, t in sorted(timing.items()):
+        lines.append(f"| {name} | {t['version']} | {t['budget']} | {t['jobs']} | {t['rows']} | {t['violated']} | "
+                     f"{t['wall_s'] / 60:.1f} | {t['cpu_s'] / 60:.1f} | {t['load_before']:.1f} | {t['load_after']:.1f} | "
+                     f"{t['scripts_showing_frequencies']} of {t['scripts']} | {t['scripts_exceeding']} of "
+                     f"{t['scripts']} | {t['date']} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("libraries", nargs="*", default=["diffprivlib", "opendp"])
@@ -69,10 +85,7 @@ def main(argv=None) -> int:
     parser.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()) / "dpaudit-sweep-libraries")
     parser.add_argument("--resume", action="store_true", help="continue interrupted sweeps in --scratch")
     args = parser.parse_args(argv)
-    timing = {}
-    timing_path = RESULTS / "timing.json"
-    if timing_path.is_file():
-        timing = json.loads(timing_path.read_text())
+    measured = {}
     for name in args.libraries:
         scratch = args.scratch / name
         load_before, cpu_before, started = os.getloadavg(), _cpu(), time.perf_counter()
@@ -91,27 +104,21 @@ def main(argv=None) -> int:
         scripts = run_scripts(target)
         (target / "repro_check.json").write_text(json.dumps(scripts, indent=1))
         violated = sum(1 for r in document["rows"] if r.get("verdict") == "VIOLATED")
-        timing[name] = {"version": document["version"], "budget": args.budget, "jobs": args.jobs,
+        measured[name] = {"version": document["version"], "budget": args.budget, "jobs": args.jobs,
                         "rows": len(document["rows"]), "violated": violated, "wall_s": wall, "cpu_s": cpu,
                         "load_before": load_before[0], "load_after": load_after[0], "date": document["date"],
                         "scripts": len(scripts), "scripts_showing_frequencies":
                             sum(s["shows_frequencies"] for s in scripts),
                         "scripts_exceeding": sum(s["exceeded"] for s in scripts)}
         print(f"{name}: {len(document['rows'])} rows, {violated} VIOLATED, {wall:.0f} s wall, {cpu:.0f} s CPU")
-    timing_path.parent.mkdir(parents=True, exist_ok=True)
-    timing_path.write_text(json.dumps(timing, indent=1))
-    lines = ["**Sweeps of the installed releases (wall time on a shared 2-core machine, with its 1-minute load "
-             "average before and after; CPU time of the sweep and its workers)**", "",
-             "| library | version | budget | jobs | rows | VIOLATED | wall (min) | CPU (min) | load before | "
-             "load after | scripts showing both frequencies | scripts exceeding the claim | date |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, t in sorted(timing.items()):
-        lines.append(f"| {name} | {t['version']} | {t['budget']} | {t['jobs']} | {t['rows']} | {t['violated']} | "
-                     f"{t['wall_s'] / 60:.1f} | {t['cpu_s'] / 60:.1f} | {t['load_before']:.1f} | {t['load_after']:.1f} | "
-                     f"{t['scripts_showing_frequencies']} of {t['scripts']} | {t['scripts_exceeding']} of "
-                     f"{t['scripts']} | {t['date']} |")
-    (RESULTS / "timing.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    # Read the other libraries' rows only now: a sweep of another library run meanwhile wrote its own.
+    timing_path = RESULTS / "timing.json"
+    timing = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
+    timing.update(measured)
+    write_atomic(timing_path, json.dumps(timing, indent=1).encode())
+    text = render_timing(timing)
+    write_atomic(RESULTS / "timing.md", text.encode())
+    print(text)
     return 0
 
 

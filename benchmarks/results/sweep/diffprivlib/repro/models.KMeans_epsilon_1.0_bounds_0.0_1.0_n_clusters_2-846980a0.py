@@ -2,8 +2,8 @@
 
 The sweep of diffprivlib 0.6.6 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for models.KMeans
 [epsilon=1.0, bounds=(0.0, 1.0), n_clusters=2], which claims 1-DP under replace: certified
-epsilon >= 2.5 at delta = 0, at confidence 0.999405 (the sweep's Bonferroni share). Witness
-pair: last row → beyond.
+epsilon >= 1.785 at delta = 0, at confidence 0.999405 (the sweep's Bonferroni share). Witness
+pair: last row → 1e300.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
 neighbouring datasets and prints how often one event of the released vector happens on each.
@@ -82,7 +82,7 @@ def fit(data, random_state, *, model, attributes, capacity, supervised=True, pro
 release = fit
 PARAMS = {'model': 'KMeans', 'attributes': ['cluster_centers_', 'labels_', 'inertia_', 'n_iter_'], 'capacity': 9, 'supervised': False, 'epsilon': 1.0, 'bounds': (0.0, 1.0), 'n_clusters': 2}
 D = np.array([[0.0], [0.2], [0.4], [0.6000000000000001], [0.8], [0.0]])
-D_PRIME = np.array([[0.0], [0.2], [0.4], [0.6000000000000001], [0.8], [11.0]])  # last row → beyond
+D_PRIME = np.array([[0.0], [0.2], [0.4], [0.6000000000000001], [0.8], [1e+300]])  # last row → 1e300
 N = 1713
 EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
 

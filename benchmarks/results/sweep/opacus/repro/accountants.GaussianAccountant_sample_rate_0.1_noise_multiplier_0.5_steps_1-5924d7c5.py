@@ -2,8 +2,8 @@
 
 The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for
 accountants.GaussianAccountant [sample_rate=0.1, noise_multiplier=0.5, steps=1], which claims
-0.732108-GDP under add-remove: certified epsilon >= 2.123 at delta = 1e-05, at confidence
-0.995455 (the sweep's Bonferroni share). Witness pair: empty vs one row with clipped gradient
+0.732108-GDP under add-remove: certified epsilon >= 2.103 at delta = 1e-05, at confidence
+0.997059 (the sweep's Bonferroni share). Witness pair: empty vs one row with clipped gradient
 −C.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
@@ -14,11 +14,13 @@ output[0] is step 1.
 
 Event: output[0] <= -2.5741572685472325  (chosen by the sweep on draws of its own; these draws are fresh).
 """
+import contextlib
 import logging
 
 import numpy as np
 import torch
 from opacus import PrivacyEngine
+from opacus.utils.batch_memory_manager import BatchMemoryManager
 
 logging.getLogger('opacus.data_loader').setLevel(logging.ERROR)  # empty Poisson batches
 
