@@ -90,18 +90,18 @@ NOTES = {
     "report-noisy-max2": "as ReportNoisyMax1",
     "report-noisy-max3": "left tail of the value is the optimal event: sampling width",
     "report-noisy-max4": "true ε = ∞: the bound grows with samples (outputs near the support edge are rare)",
-    "svt1": "linear score on ⊤/⊥ patterns is at the ideal single event: sample count",
+    "svt1": "⊤/⊥ patterns scored categorically reach the ideal single event: sample count",
     "svt2": "as SVT1",
-    "svt3": "flags + values under one linear score (statistic may limit); loss-0.5 outputs have probability ~1e-7",
+    "svt3": "flags and released values (flag-value); loss-0.5 outputs have probability ~1e-7: the bound grows with N",
     "svt4": "as SVT1",
     "svt5": "a pattern of probability 0.049 is impossible under the other input: δ > 0 certified",
     "svt6": "pattern of probability 4.4e-4 carries 0.41; DP-Sniper's c = 0.01 floor cannot use it",
-    "rappor": "linear score on the 6 differing bits is the likelihood ratio: sampling width",
+    "rappor": "the 6 differing bits' log-ratios summed are the likelihood ratio: sampling width",
     "one-time-rappor": "as Rappor",
     "laplace-parallel": "loss near 0.1 needs all 20 copies in the tails; sum of copies is not the exact LR",
-    "svt34-parallel": "30 mixed flag/value columns under one linear score (statistic may limit)",
+    "svt34-parallel": "30 mixed flag/value columns, scored per pattern block and column (flag-value): sampling width",
     "prefix-sum": "the last prefix sum is the sum statistic: near-optimal linear",
-    "numerical-svt": "flags + values under one linear score (statistic may limit); exact ε unknown",
+    "numerical-svt": "flags and released values (flag-value); exact ε unknown",
 }
 
 
