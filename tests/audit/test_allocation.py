@@ -81,3 +81,20 @@ def test_counting_audit_moves_the_all_zeros_pairs_draws_to_the_other_pair():
         for event in report.evidence:
             assert event["n"] == per_pair[labels.index(event["pair"])]
     assert moved >= 6
+
+
+def test_a_pair_whose_events_already_use_half_the_claim_is_not_silent():
+    # 40 of 1,750 neighbour draws in bin 10, where the base has none (its last draw is in bin 11, so
+    # nothing lies beyond its range): the KS distance 39/1750 has p ≈ 0.8 and alone would call the
+    # pair silent.  The event {bin ≥ 10} has pessimistic points A_lo(40/1750) ≈ 0.0172 and
+    # B_hi(1/1750) ≈ 0.0027, δ ≈ 0.0172 − e·0.0027 ≈ 0.0098 at ε = 1: twice the claimed δ = 0.0049.
+    from mechanisms.claims import ApproxDP
+
+    base = np.zeros(16, dtype=np.int64)
+    neighbour = np.zeros(16, dtype=np.int64)
+    base[5], base[11] = 1749, 1
+    neighbour[5], neighbour[10] = 1710, 40
+    counts = PairCounts(base, neighbour, 1750)
+    assert looks_silent(counts)
+    assert not looks_silent(counts, ApproxDP(1.0, 0.0049))
+    assert looks_silent(PairCounts(base, base.copy(), 1750), ApproxDP(1.0, 0.0049))
