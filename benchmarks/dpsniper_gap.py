@@ -1,38 +1,43 @@
-"""Where dpaudit is below DP-Sniper's published bound at its own draws: luck or method?
+"""Where dpaudit is below DP-Sniper's published bound at its own draws: how much luck either side needs.
 
 At DP-Sniper's 2.214·10⁸ draws two literature rows certify a little less than DP-Sniper published
 (``benchmarks/results/literature/dpsniper-draws``).  A published lower bound is one draw of a
-random variable, so a shortfall says nothing until both sides' spread is known.  For a row whose
-exact output distributions are known this benchmark computes it, for the *ideal* event E (the
-likelihood-ratio event that certifies most in expectation; see below), with A = P(E) on the side E
-is more likely under and B on the other:
+random variable, so a shortfall says little until both sides' spread is known.  For a row whose
+exact output distributions are known, with A = P(E) on the side an event E is more likely under
+and B on the other, this benchmark simulates, on DP-Sniper's n = 2·10⁸ final draws per side:
 
-* **DP-Sniper's definition** (its ``EpsEstimator._compute_lcb``, confidence 0.9): counts
-  k_A ~ Bin(n, A) and k_B ~ Bin(n, B) on n = 2·10⁸ final draws per side, bound
-  ln(CP_lo(k_A, n, 0.05) / CP_hi(k_B, n, 0.05)).  Its mean, and the probability that it reaches the
-  published bound, are those of DP-Sniper's own final step had its search found the ideal event.
-* **dpaudit's certification of the same event**: the joint test (:mod:`audit.joint_bounds`) of
-  (k_A, k_B) at the headline level and on the certification draws that dpaudit's run at N draws
-  used (read from the headline evidence of the ``--seeds`` runs below).
-* **Seeds**: dpaudit rerun at N on other seeds (``--seeds K``: the file's seed + 1 … + K), as the
+* **DP-Sniper's procedure** (``"dpsniper"``): on the exact likelihood-ratio ordering (the best its
+  classifier can learn), its threshold leaves the fraction c = 0.01 of the less likely side's draws
+  above it and splits ties with weight q (``DPSniper._find_threshold``); its count is
+  Σ(1 above + q·1 tied) truncated to an integer and its bound ln(CP_lo(k_A, n, 0.05) /
+  CP_hi(k_B, n, 0.05)) (``MlAttack.check``, ``EpsEstimator._compute_lcb``, confidence 0.9).  It
+  also gives the spread of that event's estimate ln(k_A/k_B), against which DP-Sniper's published
+  point estimate (``ddsearch_*_eps_est`` in the same CSV as its bounds) is set.
+* **The ideal event at DP-Sniper's definition** (``"ideal"``): the likelihood-ratio event with the
+  largest bound at its expected counts, without the floor c (by Neyman–Pearson no event of the
+  same A has a smaller B).
+* **dpaudit's joint test of the ideal event** (``"dpaudit"``, :mod:`audit.joint_bounds`), at the
+  level and on the certification draws of dpaudit's runs' headline evidence.
+
+And it runs dpaudit:
+
+* **Seeds**: rerun at N on other seeds (``--seeds K``: the file's seed + 1 … + K), as the
   literature benchmark runs it (witness pair, confidence 0.9, no early stopping), with that
   benchmark's own run on the file's seed (``benchmarks/results/literature/dpsniper-draws``).
 * **Fewer draws** (``--check-seeds K`` at ``--check-samples``, default 2·10⁷): K runs whose mean,
-  with its standard error, is set against the largest bound dpaudit's joint test certifies in
-  expectation on any candidate event with those runs' certification draws and level.  Runs at N
-  cost minutes each; here enough of them show whether the statistic's event costs anything.
+  with its standard error, is set against the largest bound dpaudit's joint test certifies at the
+  expected counts of a shortlist of candidate events, with those runs' certification draws and
+  level.  Runs at N cost minutes each; here enough of them show what the statistic's event costs.
 
-Every probability is estimated from ``--draws`` seeded binomial pairs and printed with its 95%
-Clopper–Pearson interval.  Ideal events: the upper sets of OneTimeRappor's 64 atoms on the
-differing bits ranked by exact likelihood ratio (``pair_distributions``; by Neyman–Pearson no event
-of the same A has a smaller B), and ReportNoisyMax3's left tails {max < c} of the exact Laplace-max
-CDF Π_j F(c − q_j) (the tails below min q carry its whole ratio e^{k/b}, docstring of
-``ReportNoisyMax3``); of either family, the member whose expected counts give the largest bound at
-DP-Sniper's definition.  DP-Sniper's published point estimates are in the same CSV as its bounds
-(``ddsearch_*_eps_est``): on both rows the better bound comes from an estimate above the exact ε.
+Every probability is estimated from ``--draws`` seeded simulated count pairs and printed with its
+95% Clopper–Pearson interval.  Candidate events: the upper sets of OneTimeRappor's 64 atoms on the
+differing bits ranked by exact likelihood ratio (``pair_distributions``), and ReportNoisyMax3's
+left tails {max < c} of the exact Laplace-max CDF Π_j F(c − q_j) (the tails below min q carry its
+whole ratio e^{k/b}, docstring of ``ReportNoisyMax3``).
 
 Run: ``python -m benchmarks.dpsniper_gap [--seeds K] [--check-seeds K] [--draws R]``; results in
-``benchmarks/results/literature/dpsniper-gap/`` (``gap.json`` is resumed: seeds already run are kept).
+``benchmarks/results/literature/dpsniper-gap/`` (``gap.json`` is resumed: runs already made at the
+same N are kept, runs at another N are dropped).
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ LITERATURE_RUNS = ROOT / "benchmarks" / "results" / "literature" / "dpsniper-dra
 #: The rows below DP-Sniper at its draws, and its final-estimate draws per side (``n_final``).
 ROWS = ("report-noisy-max3", "one-time-rappor")
 DPSNIPER_FINAL_DRAWS = 200_000_000
+#: DP-Sniper's probability floor c: its threshold leaves this fraction of one side's draws above it.
+DPSNIPER_FLOOR = 0.01
 #: DP-Sniper's per-bound level: the union bound over its two Clopper–Pearson bounds.
 DEFINITION_LEVEL = (1.0 - DPSNIPER_CONFIDENCE) / 2
 
@@ -115,6 +122,18 @@ def ideal_event(stem: str) -> dict:
     return {"A": float(a[i]), "B": float(b[i]), "exact": exact, "event": name}
 
 
+def dpsniper_event(stem: str) -> dict:
+    """The event DP-Sniper's attack takes on the ideal ordering: its threshold leaves the fraction
+    c of the less likely side's draws above it, splitting ties with weight q (its
+    ``DPSniper._find_threshold`` and ``MlAttack.check``).  Returned as the part wholly above the
+    threshold (``full``: A, B), the tied part (``tie``: A, B) and q, so that q·tie_B + full_B = c."""
+    a, b, exact, name = _family(stem)
+    i = int(np.searchsorted(b, DPSNIPER_FLOOR))  # first candidate reaching c on the less likely side
+    full = (float(a[i - 1]), float(b[i - 1])) if i else (0.0, 0.0)
+    tie = (float(a[i]) - full[0], float(b[i]) - full[1])
+    return {"full": full, "tie": tie, "q": (DPSNIPER_FLOOR - full[1]) / tie[1], "exact": exact, "event": name}
+
+
 def best_expected(stem: str, n: int, level: float, slot, shortlist: int = 24) -> float:
     """The largest bound dpaudit's joint test certifies in expectation (counts at their means) on a
     candidate event of ``stem`` with ``n`` certification draws at ``level``.  The joint test is
@@ -131,27 +150,43 @@ def _rate(hits: int, total: int) -> dict:
             "ci95": [float(cp_lower(hits, total, 0.025)), float(cp_upper(hits, total, 0.025))]}
 
 
-def simulate(event: dict, published_bound: float, *, draws: int, seed: int,
+def _summary(bounds: np.ndarray, expected: float, published_bound: float) -> dict:
+    return {"expected": float(expected), "mean": float(bounds.mean()), "sd": float(bounds.std(ddof=1)),
+            "reaches_published": _rate(int((bounds >= published_bound).sum()), bounds.size)}
+
+
+def simulate(event: dict, published_bound: float, *, draws: int, seed: int, dpsniper: Optional[dict] = None,
              certification: Optional[tuple[int, float]] = None, slot=None) -> dict:
-    """Monte Carlo of the bounds the ideal event certifies: DP-Sniper's definition on its final
-    draws, and (given ``certification`` = (n, joint level) and the headline ``slot``) dpaudit's
-    joint test on its certification draws; seeded, so the same seed gives the same figures."""
+    """Monte Carlo of the bounds on DP-Sniper's n_final draws per side: the ideal ``event`` at
+    DP-Sniper's definition (``"ideal"``); given ``dpsniper`` (:func:`dpsniper_event`), DP-Sniper's
+    own count of its event, Σ(1 above + q·1 tied) truncated to an integer as its code does, with the
+    spread of its estimate ln(k_A/k_B) (``"dpsniper"``); given ``certification`` = (n, joint level)
+    and the headline ``slot``, dpaudit's joint test of the ideal event on n draws (``"dpaudit"``).
+    Seeded: the same seed gives the same figures."""
+    if (certification is None) != (slot is None):
+        raise ValueError(f"`certification` and `slot` go together, got certification={certification!r}, slot={slot!r}")
     rng = np.random.default_rng(seed)
     n = DPSNIPER_FINAL_DRAWS
     ka, kb = rng.binomial(n, event["A"], draws), rng.binomial(n, event["B"], draws)
-    definition = definition_bound(ka, kb, n)
-    result = {"definition": {"expected": float(definition_bound(round(event["A"] * n), round(event["B"] * n), n)),
-                             "mean": float(definition.mean()), "sd": float(definition.std(ddof=1)),
-                             "reaches_published": _rate(int((definition >= published_bound).sum()), draws)}}
+    result = {"ideal": _summary(definition_bound(ka, kb, n), definition_bound(round(event["A"] * n),
+                                                                           round(event["B"] * n), n),
+                                published_bound)}
+    if dpsniper is not None:
+        counts = []
+        for side in (0, 1):  # one multinomial per side: wholly above, tied, below
+            cells = [dpsniper["full"][side], dpsniper["tie"][side]]
+            drawn = rng.multinomial(n, cells + [1.0 - sum(cells)], size=draws)
+            counts.append(np.floor(drawn[:, 0] + dpsniper["q"] * drawn[:, 1]))
+        means = [np.floor(n * (dpsniper["full"][side] + dpsniper["q"] * dpsniper["tie"][side])) for side in (0, 1)]
+        result["dpsniper"] = _summary(definition_bound(counts[0], counts[1], n), definition_bound(*means, n),
+                                      published_bound)
+        result["dpsniper"]["estimate_sd"] = float(np.log(counts[0] / counts[1]).std(ddof=1))
     if certification is not None:
         m, level = certification
         ka, kb = rng.binomial(m, event["A"], draws), rng.binomial(m, event["B"], draws)
         joint = np.array([JointTest(slot, int(x), int(y), m, level).lower_bound() for x, y in zip(ka, kb)])
-        result["dpaudit"] = {"n": m, "level": level,
-                             "expected": float(JointTest(slot, round(event["A"] * m), round(event["B"] * m), m,
-                                                         level).lower_bound()),
-                             "mean": float(joint.mean()), "sd": float(joint.std(ddof=1)),
-                             "reaches_published": _rate(int((joint >= published_bound).sum()), draws)}
+        expected = JointTest(slot, round(event["A"] * m), round(event["B"] * m), m, level).lower_bound()
+        result["dpaudit"] = dict(_summary(joint, expected, published_bound), n=m, level=level)
     return result
 
 
@@ -202,26 +237,31 @@ def _published(stem: str) -> dict:
 
 
 def render(data: dict) -> str:
-    lines = ["| mechanism | exact ε | DP-Sniper: estimate → bound | ideal event at DP-Sniper's definition: "
-             "expected, mean ± sd, P(≥ published) | dpaudit's test of the ideal event: expected, mean ± sd, "
-             "P(≥ published) | dpaudit runs at N: ε_lb per seed (mean) | runs ≥ published |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| mechanism | exact ε | DP-Sniper published: estimate → bound | its estimate − exact ε, in sd | "
+             "DP-Sniper's procedure, its event (floor c): expected, mean ± sd, P(≥ published) | "
+             "ideal event, DP-Sniper's definition: expected, P(≥ published) | ideal event, dpaudit's test: "
+             "expected, mean ± sd, P(≥ published) | dpaudit runs at N: ε_lb per seed (mean) | runs ≥ published |",
+             "|---|---|---|---|---|---|---|---|---|"]
 
-    def cell(part):
+    def cell(part, spread=True):
         if part is None:
             return "—"
         r = part["reaches_published"]
-        return (f"{part['expected']:.4f}, {part['mean']:.4f} ± {part['sd']:.4f}, "
-                f"{r['rate']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]")
+        middle = f", {part['mean']:.4f} ± {part['sd']:.4f}" if spread else ""
+        return f"{part['expected']:.4f}{middle}, {r['rate']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]"
 
+    footer = set()
     for stem, row in data["rows"].items():
         pub, sim = row["published"], row.get("simulation", {})
         bounds = [run["epsilon_lb"] for _, run in sorted(row["seeds"].items(), key=lambda kv: int(kv[0]))]
         runs = ", ".join(f"{b:.4f}" for b in bounds) + (f" ({np.mean(bounds):.4f})" if bounds else "")
+        dpsniper = sim.get("dpsniper")
+        offset = f"{(pub['estimate'] - row['event']['exact']) / dpsniper['estimate_sd']:+.1f}" if dpsniper else "—"
         lines.append(f"| {DPSNIPER_NAMES[stem]} | {row['event']['exact']:.4f} | {pub['estimate']:.4f} → "
-                     f"{pub['bound']:.4f} ({pub['attack']}) | {cell(sim.get('definition'))} | "
-                     f"{cell(sim.get('dpaudit'))} | {runs or '—'} | "
+                     f"{pub['bound']:.4f} ({pub['attack']}) | {offset} | {cell(dpsniper)} | "
+                     f"{cell(sim.get('ideal'), spread=False)} | {cell(sim.get('dpaudit'))} | {runs or '—'} | "
                      f"{sum(b >= pub['bound'] for b in bounds)} of {len(bounds)} |")
+        footer.add((row.get("samples"), sim.get("draws"), sim.get("seed")))
     checks = {stem: row["check"] for stem, row in data["rows"].items() if row.get("check", {}).get("seeds")}
     if checks:
         lines += ["", "**dpaudit's runs against its best event at fewer draws**", "",
@@ -233,16 +273,28 @@ def render(data: dict) -> str:
             best = check.get("best_expected", math.nan)
             lines.append(f"| {DPSNIPER_NAMES[stem]} | {check['samples']:,} | {bounds.size} | {bounds.mean():.5f} ± "
                          f"{spread:.5f} | {best:.5f} | {bounds.mean() - best:+.5f} |")
-    meta = data["meta"]
-    lines += ["", f"N = {meta['samples']:,} draws per side (DP-Sniper's total); DP-Sniper's definition: "
-              f"two Clopper–Pearson bounds at {DEFINITION_LEVEL:g} each on its {DPSNIPER_FINAL_DRAWS:,} final "
-              f"draws; dpaudit's test: the joint test at the level and on the certification draws of its runs' "
-              f"headline evidence.  Simulated: {meta['draws']:,} seeded binomial count pairs per column "
-              f"(seed {meta['seed']}), P with 95% Clopper–Pearson intervals.  DP-Sniper's bound is the better of "
-              f"its two published attacks; 'estimate' is that attack's published point estimate.  Fewer draws: "
-              f"seeds 10⁶ + the file's seed onwards; 'best event' = the largest bound the joint test certifies at "
-              f"the candidates' expected counts, on the certification draws and at the level of the runs' headline."]
+    settings = "; ".join(f"N = {n:,} draws per side{' (DP-Sniper’s total)' if n == DPSNIPER_DRAWS_PER_SIDE else ''}"
+                         + (f", {draws:,} simulated count pairs per column (seed {seed})" if draws else "")
+                         for n, draws, seed in sorted(footer, key=str) if n is not None)
+    lines += ["", f"{settings}.  DP-Sniper's definition: two Clopper–Pearson bounds at {DEFINITION_LEVEL:g} each on "
+              f"its {DPSNIPER_FINAL_DRAWS:,} final draws.  Its procedure: the threshold leaves c = {DPSNIPER_FLOOR:g} "
+              f"of the less likely side above it (ties split by weight q), counts truncated to integers, as its "
+              f"code does; 'in sd' = (published estimate − exact ε) / the simulated sd of that event's estimate.  "
+              f"Ideal event: the likelihood-ratio event with the largest expected bound at DP-Sniper's definition, "
+              f"without the floor c.  dpaudit's test: the joint test at the level and on the certification draws of "
+              f"its runs' headline evidence.  P with 95% Clopper–Pearson intervals.  DP-Sniper's bound is the "
+              f"better of its two published attacks; 'estimate' is that attack's published point estimate.  Fewer "
+              f"draws: seeds 10⁶ + the file's seed onwards; 'best event' = the largest bound the joint test "
+              f"certifies at the expected counts of the best of a shortlist of candidate events, on the "
+              f"certification draws and at the level of the runs' headline."]
     return "\n".join(lines) + "\n"
+
+
+def _certification(runs: dict) -> Optional[tuple[int, float]]:
+    """The (certification draws, level) of most of the runs whose headline was a joint test."""
+    pairs = [(run["headline"]["n"], run["headline"]["level"]) for run in runs.values()
+             if run["headline"].get("test") == "joint"]
+    return max(set(pairs), key=pairs.count) if pairs else None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -257,12 +309,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--check-samples", type=int, default=20_000_000)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    for name, value in (("--draws", args.draws), ("--samples", args.samples), ("--check-samples", args.check_samples)):
-        if value < 2:
-            parser.error(f"{name} must be at least 2, got {value}")
+    for name, value, least in (("--draws", args.draws, 2), ("--samples", args.samples, 2),
+                               ("--check-samples", args.check_samples, 2), ("--seeds", args.seeds, 0),
+                               ("--check-seeds", args.check_seeds, 0)):
+        if value < least:
+            parser.error(f"{name} must be at least {least}, got {value}")
     path = args.out / "gap.json"
     data = json.loads(path.read_text()) if path.exists() else {"rows": {}}
-    data["meta"] = {"samples": args.samples, "draws": args.draws, "seed": args.seed}
+    data.pop("meta", None)
     args.out.mkdir(parents=True, exist_ok=True)
 
     def save():
@@ -270,15 +324,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         write_atomic(args.out / "gap.md", render(data).encode())
 
     for stem in args.only:
-        row = data["rows"].setdefault(stem, {"seeds": {}})
+        row = data["rows"].setdefault(stem, {"samples": args.samples, "seeds": {}})
+        if row.setdefault("samples", args.samples) != args.samples:  # runs at another N are not these
+            row.update(samples=args.samples, seeds={})
         row["published"], row["event"] = _published(stem), ideal_event(stem)
-        base_seed = _spec(stem).seed
+        base_seed, slot = _spec(stem).seed, headline_slots(_spec(stem).claim)[0]
         _adopt_literature_run(stem, base_seed, args.samples, row["seeds"])
         run_seeds(stem, range(base_seed + 1, base_seed + 1 + args.seeds), args.samples, row["seeds"], save)
-        headline = [run["headline"] for run in row["seeds"].values() if run["headline"].get("test") == "joint"]
-        certification = (headline[0]["n"], headline[0]["level"]) if headline else None
-        row["simulation"] = simulate(row["event"], row["published"]["bound"], draws=args.draws, seed=args.seed,
-                                     certification=certification, slot=headline_slots(_spec(stem).claim)[0])
+        certification = _certification(row["seeds"])
+        row["simulation"] = dict(simulate(row["event"], row["published"]["bound"], draws=args.draws, seed=args.seed,
+                                          dpsniper=dpsniper_event(stem), certification=certification,
+                                          slot=slot if certification else None),
+                                 draws=args.draws, seed=args.seed)
         if args.check_seeds:
             check = row.setdefault("check", {"samples": args.check_samples, "seeds": {}})
             if check["samples"] != args.check_samples:
@@ -286,11 +343,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 check.update(samples=args.check_samples, seeds={})
             first = 1_000_000 + base_seed  # seeds apart from the runs at N
             run_seeds(stem, range(first, first + args.check_seeds), args.check_samples, check["seeds"], save)
-            joint = [run["headline"] for run in check["seeds"].values() if run["headline"].get("test") == "joint"]
-            if joint:
-                check["best_expected"] = best_expected(stem, joint[0]["n"], joint[0]["level"],
-                                                       headline_slots(_spec(stem).claim)[0])
-                check["certification"] = [joint[0]["n"], joint[0]["level"]]
+            certified = _certification(check["seeds"])
+            if certified:
+                check["best_expected"] = best_expected(stem, *certified, slot)
+                check["certification"] = list(certified)
         save()
     print(render(data), end="")
     return 0
