@@ -197,9 +197,11 @@ def _headline_evidence(report) -> dict:
             ("event", "family", "test", "level", "n", "count_more_likely", "count_other")}
 
 
-def run_seeds(stem: str, seeds: Sequence[int], samples: int, done: dict, save, log=print) -> None:
+def run_seeds(stem: str, seeds: Sequence[int], samples: int, done: dict, save, log=print,
+              statistic: Optional[str] = None) -> None:
     """Audit ``stem`` at ``samples`` on each seed not yet in ``done`` (seed → run), as
-    ``benchmarks.literature`` does, saving after each."""
+    ``benchmarks.literature`` does (with the file's statistic unless ``statistic`` is given),
+    saving after each."""
     spec = _spec(stem)
     for seed in seeds:
         if str(seed) in done:
@@ -208,7 +210,7 @@ def run_seeds(stem: str, seeds: Sequence[int], samples: int, done: dict, save, l
         report = run_audit(spec.mechanism, spec.scenario, claim=spec.claim, samples=samples,
                            confidence=DPSNIPER_CONFIDENCE, seed=seed, n_jobs=2, progress=False,
                            accuracy=False, early_stopping=False,
-                           statistic=getattr(spec, "statistic", "auto"))
+                           statistic=statistic or getattr(spec, "statistic", "auto"))
         done[str(seed)] = {"epsilon_lb": report.epsilon_lower_bound, "verdict": report.verdict.value,
                            "seconds": time.perf_counter() - started, "headline": _headline_evidence(report)}
         log(f"{stem:18s} seed {seed}: ε_lb {report.epsilon_lower_bound:.5g} "
@@ -262,16 +264,18 @@ def render(data: dict) -> str:
                      f"{cell(sim.get('ideal'), spread=False)} | {cell(sim.get('dpaudit'))} | {runs or '—'} | "
                      f"{sum(b >= pub['bound'] for b in bounds)} of {len(bounds)} |")
         footer.add((row.get("samples"), sim.get("draws"), sim.get("seed")))
-    checks = {stem: row["check"] for stem, row in data["rows"].items() if row.get("check", {}).get("seeds")}
+    checks = [(stem, check) for stem, row in data["rows"].items() for key, check in row.items()
+              if key.startswith("check") and check.get("seeds")]
     if checks:
         lines += ["", "**dpaudit's runs against its best event at fewer draws**", "",
-                  "| mechanism | N | runs | ε_lb: mean ± standard error | best event, dpaudit's test, expected | "
-                  "mean − expected |", "|---|---|---|---|---|---|"]
-        for stem, check in checks.items():
+                  "| mechanism | statistic | N | runs | ε_lb: mean ± standard error | best event, dpaudit's test, "
+                  "expected | mean − expected |", "|---|---|---|---|---|---|---|"]
+        for stem, check in checks:
             bounds = np.array([run["epsilon_lb"] for run in check["seeds"].values()])
             spread = bounds.std(ddof=1) / np.sqrt(bounds.size) if bounds.size > 1 else math.nan
             best = check.get("best_expected", math.nan)
-            lines.append(f"| {DPSNIPER_NAMES[stem]} | {check['samples']:,} | {bounds.size} | {bounds.mean():.5f} ± "
+            lines.append(f"| {DPSNIPER_NAMES[stem]} | {check.get('statistic', 'auto')} | {check['samples']:,} | "
+                         f"{bounds.size} | {bounds.mean():.5f} ± "
                          f"{spread:.5f} | {best:.5f} | {bounds.mean() - best:+.5f} |")
     settings = "; ".join(f"N = {n:,} draws per side{' (DP-Sniper’s total)' if n == DPSNIPER_DRAWS_PER_SIDE else ''}"
                          + (f", {draws:,} simulated count pairs per column (seed {seed})" if draws else "")
@@ -307,6 +311,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--check-seeds", type=int, default=0,
                         help="dpaudit runs at --check-samples on K seeds, against its best event's expectation")
     parser.add_argument("--check-samples", type=int, default=20_000_000)
+    parser.add_argument("--check-statistic", default=None, help="the check runs' statistic (default: the file's)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     for name, value, least in (("--draws", args.draws, 2), ("--samples", args.samples, 2),
@@ -337,12 +342,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                           slot=slot if certification else None),
                                  draws=args.draws, seed=args.seed)
         if args.check_seeds:
-            check = row.setdefault("check", {"samples": args.check_samples, "seeds": {}})
+            key = "check" if args.check_statistic is None else f"check {args.check_statistic}"
+            check = row.setdefault(key, {"samples": args.check_samples, "seeds": {}})
             if check["samples"] != args.check_samples:
                 check.clear()
                 check.update(samples=args.check_samples, seeds={})
-            first = 1_000_000 + base_seed  # seeds apart from the runs at N
-            run_seeds(stem, range(first, first + args.check_seeds), args.check_samples, check["seeds"], save)
+            check["statistic"] = args.check_statistic or getattr(_spec(stem), "statistic", "auto")
+            first = 1_000_000 + base_seed  # seeds apart from the runs at N (the same for every statistic)
+            run_seeds(stem, range(first, first + args.check_seeds), args.check_samples, check["seeds"], save,
+                      statistic=args.check_statistic)
             certified = _certification(check["seeds"])
             if certified:
                 check["best_expected"] = best_expected(stem, *certified, slot)
