@@ -60,17 +60,18 @@ from audit.joint_bounds import JointTest
 from audit.slots import headline_slots
 from audit.spec import load_spec
 
-from .literature import DPSNIPER_CONFIDENCE, DPSNIPER_DRAWS_PER_SIDE, DPSNIPER_NAMES, published
+from .literature import (DPSNIPER_CONFIDENCE, DPSNIPER_DRAWS_PER_SIDE, DPSNIPER_FINAL_DRAWS, DPSNIPER_NAMES,
+                         published)
 
-__all__ = ["ideal_event", "definition_bound", "simulate", "run_seeds", "render", "main"]
+__all__ = ["ideal_event", "dpsniper_event", "best_expected", "definition_bound", "simulate", "run_seeds",
+           "render", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "literature" / "dpsniper-gap"
 #: The literature benchmark's runs at DP-Sniper's draws (the files' own seeds).
 LITERATURE_RUNS = ROOT / "benchmarks" / "results" / "literature" / "dpsniper-draws"
-#: The rows below DP-Sniper at its draws, and its final-estimate draws per side (``n_final``).
+#: The rows below DP-Sniper at its draws.
 ROWS = ("report-noisy-max3", "one-time-rappor")
-DPSNIPER_FINAL_DRAWS = 200_000_000
 #: DP-Sniper's probability floor c: its threshold leaves this fraction of one side's draws above it.
 DPSNIPER_FLOOR = 0.01
 #: DP-Sniper's per-bound level: the union bound over its two Clopper–Pearson bounds.
@@ -126,7 +127,9 @@ def dpsniper_event(stem: str) -> dict:
     """The event DP-Sniper's attack takes on the ideal ordering: its threshold leaves the fraction
     c of the less likely side's draws above it, splitting ties with weight q (its
     ``DPSniper._find_threshold`` and ``MlAttack.check``).  Returned as the part wholly above the
-    threshold (``full``: A, B), the tied part (``tie``: A, B) and q, so that q·tie_B + full_B = c."""
+    threshold (``full``: A, B), the tied part (``tie``: A, B) and q, so that q·tie_B + full_B = c.
+    On a continuous output (ReportNoisyMax3) the "tie" is the sliver between two grid cuts, and q
+    interpolates between them."""
     a, b, exact, name = _family(stem)
     i = int(np.searchsorted(b, DPSNIPER_FLOOR))  # first candidate reaching c on the less likely side
     full = (float(a[i - 1]), float(b[i - 1])) if i else (0.0, 0.0)

@@ -53,8 +53,10 @@ __all__ = ["DPSNIPER_DRAWS_PER_SIDE", "EQUAL_DRAWS_SAMPLES", "engine_draws_per_s
 
 #: DP-Sniper's confidence: one 90% Clopper–Pearson lower bound per mechanism.
 DPSNIPER_CONFIDENCE = 0.9
-#: DP-Sniper's draws per input of its final pair: training, threshold, final estimate.
-DPSNIPER_DRAWS_PER_SIDE = 10_700_000 + 10_700_000 + 200_000_000
+#: DP-Sniper's draws per input for its final estimate (``n_final``) ...
+DPSNIPER_FINAL_DRAWS = 200_000_000
+#: ... and in all for its final pair: training, threshold, final estimate.
+DPSNIPER_DRAWS_PER_SIDE = 10_700_000 + 10_700_000 + DPSNIPER_FINAL_DRAWS
 #: N (total per pair and side) at equal draws, rounded down to a million.
 EQUAL_DRAWS_SAMPLES = DPSNIPER_DRAWS_PER_SIDE // 1_000_000 * 1_000_000
 REFERENCE = Path(__file__).resolve().parent / "reference" / "published_dpsniper_sp2021.csv"

@@ -12,6 +12,7 @@ from audit.allocation import (SILENCE_P_VALUE, SILENT_SHARE, allocate, looks_sil
                               training_draws)
 from audit.selection import PairCounts
 from mechanisms import GaussianMechanism
+from mechanisms.claims import ApproxDP
 
 
 def test_split_of_samples():
@@ -88,8 +89,6 @@ def test_a_pair_whose_events_already_use_half_the_claim_is_not_silent():
     # nothing lies beyond its range): the KS distance 39/1750 has p ≈ 0.8 and alone would call the
     # pair silent.  The event {bin ≥ 10} has pessimistic points A_lo(40/1750) ≈ 0.0172 and
     # B_hi(1/1750) ≈ 0.0027, δ ≈ 0.0172 − e·0.0027 ≈ 0.0098 at ε = 1: twice the claimed δ = 0.0049.
-    from mechanisms.claims import ApproxDP
-
     base = np.zeros(16, dtype=np.int64)
     neighbour = np.zeros(16, dtype=np.int64)
     base[5], base[11] = 1749, 1
