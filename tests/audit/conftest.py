@@ -18,9 +18,12 @@ def ones_pair_1d():
 
 @pytest.fixture
 def plugin_args() -> list[str]:
-    """Load the plugin once: by its entry point name when installed, else by module."""
+    """Load the plugin once: by its entry point name when installed, else by module. The inner run
+    does not read the project's pytest settings, so it blocks pytest-benchmark here too: where that
+    plugin is installed it warns inside an xdist worker, and warnings are errors."""
     installed = any(ep.name == "dpaudit" for ep in metadata.entry_points(group="pytest11"))
-    return ["-p", "dpaudit" if installed else "audit.testing", "-p", "no:cacheprovider"]
+    plugin = "dpaudit" if installed else "audit.testing"
+    return ["-p", plugin, "-p", "no:cacheprovider", "-p", "no:benchmark"]
 
 
 @pytest.fixture

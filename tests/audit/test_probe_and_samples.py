@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from importlib import metadata
 
 import numpy as np
 import pytest
@@ -150,10 +149,9 @@ FAILING = """
 """
 
 
-def test_a_failing_claim_test_shows_its_own_line_not_the_plugins_frames(pytester):
+def test_a_failing_claim_test_shows_its_own_line_not_the_plugins_frames(pytester, plugin_args):
     pytester.makepyfile(FAILING)
-    installed = any(ep.name == "dpaudit" for ep in metadata.entry_points(group="pytest11"))
-    result = pytester.runpytest("-p", "dpaudit" if installed else "audit.testing", "-p", "no:cacheprovider")
+    result = pytester.runpytest(*plugin_args)
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert "dp_audit(TooLittleNoise(), samples=20_000)" in output and "is VIOLATED" in output
