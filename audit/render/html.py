@@ -93,13 +93,30 @@ def _comparison(report: dict) -> dict:
 
 def _evidence(report: dict) -> dict:
     evidence = report.get("evidence") or []
+    if evidence and all(e.get("family") == "anytime" for e in evidence):
+        rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("round"), e.get("event"), e.get("more_likely_under"),
+                 f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
+                 _num(e.get("bet"), 3), _num(e.get("level"), 3)) for e in evidence]
+        return {"count": len(evidence), "anytime": True, "table": _table(
+            ("pair", "bet for", "round", "event", "more likely under", "count (more likely side)",
+             "count (other side)", "draws", "bet", "level"), rows, numeric=range(5, 10))}
     rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("family"), e.get("event"), e.get("more_likely_under"),
              f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
              _num(e.get("level"), 3), _num(e.get("alpha_hi")), _num(e.get("beta_hi")), _num(e.get("bound")))
             for e in evidence]
-    return {"count": len(evidence), "table": _table(
+    return {"count": len(evidence), "anytime": False, "table": _table(
         ("pair", "chosen for", "family", "event", "more likely under", "count (more likely side)",
          "count (other side)", "draws", "level", "α_hi", "β_hi", "joint bound"), rows, numeric=range(5, 12))}
+
+
+def _witness(report: dict) -> Optional[dict]:
+    """:func:`audit.render.witness.witness_parts`, with an anytime audit's rounds as a table."""
+    parts = witness_parts(report)
+    if parts is not None and parts.get("mode") == "anytime":
+        parts["rounds_table"] = _table(("round", "event", "more likely on", "counts", "bet", "e-value factor"),
+                                       [(r["round"], r["event"], r["more_likely"], r["counts"], r["bet"], r["factor"])
+                                        for r in parts["rounds"]], numeric=(0, 4, 5))
+    return parts
 
 
 def _accuracy(report: dict) -> Optional[dict]:
@@ -143,7 +160,7 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
         "false_alarm": f"{1 - float(report['confidence']):.3g}",
         "comparison": _comparison(report),
         "violations": violation_lines(violations, limit=_VIOLATIONS_SHOWN),
-        "witness": witness_parts(report),
+        "witness": _witness(report),
         "confidence": confidence_text(entry),
         "worst_pair": report["worst_pair"],
         "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb"), pairs, numeric=(2, 3, 4)),

@@ -21,6 +21,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..slots import Slot
+from .anytime_witness import anytime_parts
 from .numbers import format_number
 
 __all__ = ["witness_parts", "witness_lines", "pair_data_lines", "statistic_lines", "slot_text",
@@ -236,16 +237,23 @@ def witness_parts(report: dict) -> Optional[dict]:
     event = evidence[index]
     label = str(event.get("pair", report.get("worst_pair")))
     more, other = _sides(event)
+    witness = report.get("witness") or {}
+    if witness.get("mode") == "anytime":
+        record = witness.get("refuting") or witness.get(witness.get("headline", "epsilon"))
+        refuting = witness.get("refuting") is not None
+        return dict({"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
+                     "event": f"{event.get('event')}, more likely on {more} (the last round's)", "counts": None,
+                     "refutes": refuting, "note": None, "mode": "anytime"},
+                    **anytime_parts(report, record, refuting))
     n = int(event["n"])
     counts = (f"{int(event['count_more_likely']):,} of {n:,} certification draws on {more} and "
               f"{int(event['count_other']):,} of {n:,} on {other}")
-    witness = report.get("witness") or {}
     refuting = witness.get("refuting") is not None and int(witness["refuting"]["evidence"]) == index
     certifies = _certifies(report, event, index, refuting)
     return {"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
             "event": f"{event.get('event')}, more likely on {more}", "counts": counts, "certifies": certifies,
             "refutes": refuting or (not witness and report.get("verdict") == "VIOLATED"),
-            "note": _other_event_note(report, index)}
+            "note": _other_event_note(report, index), "mode": "fixed"}
 
 
 def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
@@ -329,6 +337,13 @@ def witness_lines(report: dict, indent: str = "  ") -> list[str]:
     lines = [f"{head}: pair {parts['pair']!r}"]
     lines += [f"{indent}{line}" for line in parts["data"]]
     lines += [f"{indent}{'statistic: ' if i == 0 else ''}{line}" for i, line in enumerate(parts["statistic"])]
+    if parts.get("mode") == "anytime":
+        lines.append(f"{indent}test: {parts['test']}")
+        lines += [f"{indent}{'rounds: ' if i == 0 else '        '}{line}" for i, line in enumerate(parts["round_lines"])]
+        if parts["evalue"]:
+            lines.append(f"{indent}e-value: {parts['evalue']}")
+        lines.append(f"{indent}certified: {parts['certifies']}")
+        return lines
     lines += [f"{indent}event: {parts['event']}", f"{indent}counts: {parts['counts']}",
               f"{indent}certified: {parts['certifies']}"]
     if parts["note"]:

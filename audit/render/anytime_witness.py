@@ -1,0 +1,110 @@
+"""The witness of an anytime audit in words: the rounds, their bets, the e-value and the bound.
+
+An anytime audit (:mod:`audit.anytime`) does not certify through one event counted on fresh draws.
+Each round bets on one event, chosen with its bet from the draws before it; the round's counts give
+an e-value factor, and the product of the factors is a test supermartingale under the claim.  The
+claim is refuted when that e-value passes 1/level (Ville's inequality: a claim that holds reaches it
+with probability at most the level, at any time) and the confidence sequence's lower bound at the
+stopping time exceeds what the claim allows (:mod:`audit.sequential`).  So the witness shows:
+
+- the test: how many rounds, how many draws per side, that each round was chosen before it was drawn;
+- the rounds (the first two and the last four of a long audit), each with its event, its counts on
+  both sides, its bet and its e-value factor at what the claim allows;
+- the e-value, against 1/level;
+- the certified value at the stopping time, against what the claim allows.
+
+:func:`anytime_parts` builds these from the report's ``witness`` section
+(:func:`audit.witness.anytime_witness_record`) and its evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..slots import Slot
+from .numbers import format_number
+
+__all__ = ["anytime_parts", "round_lines"]
+
+#: A long audit's rounds shown in the summaries: the first and the last ones.
+_FIRST, _LAST = 2, 4
+
+
+def _label(key: str) -> str:
+    try:
+        return Slot.parse(key).label
+    except (TypeError, ValueError):
+        return str(key)
+
+
+def _exp(log_value: Optional[float]) -> str:
+    """e^``log_value`` to 4 significant digits (as a power of e where a float would overflow)."""
+    if log_value is None:
+        return "unknown"
+    if log_value > 700.0:
+        return f"e^{log_value:.4g}"
+    return format_number(math.exp(log_value))
+
+
+def _sides(event: dict) -> tuple[str, str]:
+    return ("D′", "D") if event.get("more_likely_under") == "neighbour" else ("D", "D′")
+
+
+def _rounds(report: dict, record: dict) -> list[dict]:
+    """The leading pair's rounds of the record's quantity, each as a dict of text cells."""
+    rows = [e for e in report.get("evidence") or []
+            if e.get("family") == "anytime" and e.get("slot") == record["slot"] and e.get("pair") == record["pair"]]
+    factors = record.get("round_log_evalues") or []
+    out = []
+    for position, event in enumerate(rows):
+        more, other = _sides(event)
+        n = int(event["n"])
+        factor = factors[position] if position < len(factors) else None
+        out.append({"round": str(event.get("round", position + 1)), "event": str(event.get("event")),
+                    "more_likely": more,
+                    "counts": f"{int(event['count_more_likely']):,} of {n:,} on {more} and "
+                              f"{int(event['count_other']):,} of {n:,} on {other}",
+                    "bet": format_number(event.get("bet"), 3),
+                    "factor": "1 (no bet)" if not event.get("bet") else _exp(factor) if factor is not None else "—"})
+    return out
+
+
+def round_lines(rounds: list[dict]) -> list[str]:
+    """The rounds in words, the first :data:`_FIRST` and last :data:`_LAST` of a long audit."""
+    def line(row: dict) -> str:
+        return (f"round {row['round']}: {row['event']}, more likely on {row['more_likely']}: {row['counts']}; "
+                f"bet {row['bet']}, e-value factor {row['factor']}")
+    if len(rows := rounds) <= _FIRST + _LAST + 1:
+        return [line(row) for row in rows]
+    hidden = len(rows) - _FIRST - _LAST
+    return ([line(row) for row in rows[:_FIRST]] + [f"… {hidden} rounds more (every round is in the evidence)"]
+            + [line(row) for row in rows[-_LAST:]])
+
+
+def anytime_parts(report: dict, record: dict, refuting: bool) -> dict:
+    """The anytime-specific parts of the witness of ``record`` (a quantity's entry of the report's
+    ``witness`` section): ``test``, ``rounds`` (cells), ``round_lines``, ``evalue`` and ``certifies``."""
+    label = _label(record["slot"])
+    rounds = _rounds(report, record)
+    count, n = int(record["rounds"]), int(record["n"])
+    test = (f"anytime: bets on {count} round{'s' if count != 1 else ''} of events ({n:,} draws per side), each "
+            "round's event and bet chosen from the draws before it")
+    evalue = None
+    if record.get("log_evalue") is not None:
+        pairs = int(record.get("pairs") or 1)
+        whose = "" if pairs == 1 else f" (the mean of the {pairs} pairs' e-processes)"
+        evalue = (f"e-value {_exp(record['log_evalue'])}{whose} against the claim's {label} ≤ "
+                  f"{format_number(record['allowed'])}, the product of the rounds' factors, "
+                  + ("above" if record["log_evalue"] >= record["threshold"] else "below")
+                  + f" 1/level = {format_number(1.0 / record['level'])}: a claim that holds reaches 1/level "
+                  f"with probability ≤ {format_number(record['level'], 3)} at any time (Ville's inequality)")
+        if pairs > 1:
+            evalue += f"; pair {record['pair']!r} alone: e-value {_exp(record.get('pair_log_evalue'))}"
+    certifies = (f"{label} ≥ {format_number(record['bound'])} at the stopping time, after {count} rounds (a "
+                 f"lower bound valid at any stopping time, failure probability ≤ {format_number(record['level'], 3)})")
+    if record.get("allowed") is not None:
+        certifies += (f", above the {format_number(record['allowed'])} the claim allows" if refuting
+                      else f"; the claim allows at most {format_number(record['allowed'])}")
+    return {"test": test, "rounds": rounds, "round_lines": round_lines(rounds), "evalue": evalue,
+            "certifies": certifies}
