@@ -37,7 +37,7 @@ from ..version import __version__
 from .tables import COLUMNS, NUMERIC_COLUMNS, footnotes, table_rows
 from .text import (TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, confidence_text, draws_text,
                    error_control_text, figure_stem, format_number, statistic_text, violation_lines)
-from .witness import slot_text, witness_parts
+from .witness import pair_data_text, slot_text, witness_parts
 
 __all__ = ["report_html", "audit_section", "breakable", "FIGURE_CAPTIONS"]
 
@@ -151,7 +151,8 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
     entry = entry or {}
     violations = report.get("violations") or []
     pairs = [(p["label"], ", ".join(p.get("also_covers") or []) or "—", _num(p["epsilon_lower_bound"]),
-              _num(p["delta_lower_bound"]), _num(p["mu_lower_bound"])) for p in report.get("pairs", [])]
+              _num(p["delta_lower_bound"]), _num(p["mu_lower_bound"]), pair_data_text(report, p["label"]))
+             for p in report.get("pairs", [])]
     return {
         "failed": False, "anchor": _anchor(name), "name": name, "verdict": report["verdict"], "mechanism": report["mechanism"],
         "claim": breakable(f"{claim_label(report['claim'])} {claim_scope(report['claim'], report.get('scenario'))}"),
@@ -163,7 +164,8 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
         "witness": _witness(report),
         "confidence": confidence_text(entry),
         "worst_pair": report["worst_pair"],
-        "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb"), pairs, numeric=(2, 3, 4)),
+        "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb", "data"), pairs,
+                        numeric=(2, 3, 4)),
         "scenario": (report.get("scenario") or {}).get("description"),
         "samples": f"{int(report['samples']):,}", "draws": draws_text(report.get("draws") or {}),
         "seed": report["seed"], "statistic": statistic_text(report.get("statistic")),
