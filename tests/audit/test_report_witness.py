@@ -158,6 +158,10 @@ def test_the_witness_says_whether_epsilon_comes_from_the_event_or_its_complement
     assert (from_complement > from_event) == (side == "complement")
     more, other = event["count_more_likely"], event["count_other"]
     text = report.summary()
+    page = html.unescape(audit_section(report.to_dict(), figures={}))
+    for view in (text, page):  # auto's comparison, explained where it is shown
+        assert "auto tried" in view and "usage: the share of what the claim allows" in view
+        assert "separation: the difference of the statistic's means on D′ and D" in view
     if side == "complement":
         # The counts shown are those of the complement, and their plug-in ratio is at least the
         # certified bound (Clopper–Pearson only lowers it).
