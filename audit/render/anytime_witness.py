@@ -88,19 +88,20 @@ def anytime_parts(report: dict, record: dict, refuting: bool) -> dict:
     label = _label(record["slot"])
     rounds = _rounds(report, record)
     count, n = int(record["rounds"]), int(record["n"])
-    test = (f"anytime: bets on {count} round{'s' if count != 1 else ''} of events ({n:,} draws per side), each "
-            "round's event and bet chosen from the draws before it")
+    each = " of each pair" if int(record.get("pairs") or 1) > 1 else ""
+    test = (f"anytime: bets on {count} round{'s' if count != 1 else ''} of events ({n:,} draws per side{each}), "
+            "each round's event and bet chosen from the draws before it")
     evalue = None
     if record.get("log_evalue") is not None:
         pairs = int(record.get("pairs") or 1)
-        whose = "" if pairs == 1 else f" (the mean of the {pairs} pairs' e-processes)"
-        evalue = (f"e-value {_exp(record['log_evalue'])}{whose} against the claim's {label} ≤ "
-                  f"{format_number(record['allowed'])}, the product of the rounds' factors, "
+        source = ("the product of the rounds' factors" if pairs == 1 else
+                  f"the mean of the {pairs} pairs' e-processes; that of pair {record['pair']!r}, the product of the "
+                  f"rounds' factors above, is {_exp(record.get('pair_log_evalue'))}")
+        evalue = (f"e-value {_exp(record['log_evalue'])} against the claim's {label} ≤ "
+                  f"{format_number(record['allowed'])} ({source}), "
                   + ("above" if record["log_evalue"] >= record["threshold"] else "below")
                   + f" 1/level = {format_number(1.0 / record['level'])}: a claim that holds reaches 1/level "
                   f"with probability ≤ {format_number(record['level'], 3)} at any time (Ville's inequality)")
-        if pairs > 1:
-            evalue += f"; pair {record['pair']!r} alone: e-value {_exp(record.get('pair_log_evalue'))}"
     certifies = (f"{label} ≥ {format_number(record['bound'])} at the stopping time, after {count} rounds (a "
                  f"lower bound valid at any stopping time, failure probability ≤ {format_number(record['level'], 3)})")
     if record.get("allowed") is not None:

@@ -16,12 +16,14 @@ tolerance: the e-value is recomputed exactly from the evidence by a second route
 from __future__ import annotations
 
 import html
+import json
 import math
 
 import pytest
 
 import scenarios
 from audit import Verdict, run_audit
+from audit.cli import main
 from audit.render.html import audit_section
 from audit.render.markdown import summary_markdown
 from audit.render.text import refuted_witnesses
@@ -102,3 +104,42 @@ def test_an_anytime_audit_that_refutes_nothing_shows_its_headline_e_process():
     assert f"e-value {math.exp(record['log_evalue']):.4g}" in text
     assert f"ε at δ = 0 ≥ {record['bound']:.4g} at the stopping time" in text
     assert "the claim allows at most 1" in text
+
+
+BROKEN_FILE = """
+name = "broken-laplace"
+[mechanism]
+name = "laplace"
+epsilon = 1.0
+sensitivity = 0.5
+[claim]
+type = "pure-dp"
+epsilon = 1.0
+[scenario]
+kind = "counting"
+d = 1
+[audit]
+samples = 20_000
+seed = 20261126
+anytime = true
+"""
+
+
+def test_the_terminal_shows_the_anytime_witness_of_several_pairs(tmp_path, capsys):
+    path = tmp_path / "broken.toml"
+    path.write_text(BROKEN_FILE)
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots", "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    (entry,) = json.loads((tmp_path / "out" / "report.json").read_text())["audits"]
+    record = entry["report"]["witness"]["refuting"]
+    pairs = record["pairs"]
+    assert pairs == len(entry["report"]["pairs"]) > 1
+    # The leading pair's rounds multiply to its own e-value; the tested mean of the pairs' e-values
+    # lies between that over the number of pairs and it (all e-values are nonnegative).
+    assert sum(record["round_log_evalues"]) == pytest.approx(record["pair_log_evalue"], rel=1e-12)
+    assert record["pair_log_evalue"] - math.log(pairs) - 1e-9 <= record["log_evalue"] <= record["pair_log_evalue"] + 1e-9
+    assert "≤ unknown" not in out and "certification draws" not in out
+    assert f"e-value {math.exp(record['log_evalue']):.4g} against the claim's ε at δ = 0 ≤ 1" in out
+    assert (f"the mean of the {pairs} pairs' e-processes; that of pair {record['pair']!r}, the product of the "
+            f"rounds' factors above, is {math.exp(record['pair_log_evalue']):.4g}") in out
+    assert f"{record['n']:,} draws per side of each pair" in out
