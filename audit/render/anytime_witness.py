@@ -14,7 +14,8 @@ stopping time exceeds what the claim allows (:mod:`audit.sequential`).  So the w
 - the certified value at the stopping time, against what the claim allows.
 
 :func:`anytime_parts` builds these from the report's ``witness`` section
-(:func:`audit.witness.anytime_witness_record`) and its evidence.
+(:func:`audit.witness.anytime_witness_record`) and its evidence; for a report written before that
+section, :func:`anytime_record` rebuilds it from the evidence, which holds every round's counts and bet.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..slots import Slot
+from ..sequential import Bet, Family, log_evalue
+from ..slots import Quantity, Slot
 from .numbers import format_number
 
-__all__ = ["anytime_parts", "round_lines"]
+__all__ = ["anytime_parts", "anytime_record", "round_lines"]
 
 #: A long audit's rounds shown in the summaries: the first and the last ones.
 _FIRST, _LAST = 2, 4
@@ -109,3 +111,45 @@ def anytime_parts(report: dict, record: dict, refuting: bool) -> dict:
                       else f"; the claim allows at most {format_number(record['allowed'])}")
     return {"test": test, "rounds": rounds, "round_lines": round_lines(rounds), "evalue": evalue,
             "certifies": certifies}
+
+
+_FAMILIES = {Quantity.EPSILON: Family.EPSILON, Quantity.DELTA: Family.DELTA, Quantity.MU: Family.MU}
+
+
+def anytime_record(report: dict) -> Optional[dict]:
+    """The witness record of an anytime report without a ``witness`` section, from its evidence:
+    the first violation's quantity (else the headline one: μ for a μ-GDP claim, else ε at the
+    claim's δ), its pairs' e-values at what the claim allows, recomputed from the rounds' counts and
+    bets (:func:`audit.sequential.log_evalue`), and the report's bound.  None when the evidence
+    holds no round of that quantity."""
+    evidence = [e for e in report.get("evidence") or [] if e.get("family") == "anytime"]
+    violation = next(iter(report.get("violations") or []), None)
+    claim = report.get("claim") or {}
+    if violation is not None:
+        key, allowed, bound = str(violation["slot"]), float(violation["claimed"]), float(violation["bound"])
+    elif claim.get("type") == "gdp":
+        key, allowed, bound = "mu", float(claim["mu"]), float(report["mu_lower_bound"])
+    else:
+        key = Slot.epsilon_at(float(report["reference_delta"])).key
+        allowed, bound = float(report["reference_epsilon"]), float(report["epsilon_lower_bound"])
+    rows = [e for e in evidence if e.get("slot") == key]
+    if not rows:
+        return None
+    slot = Slot.parse(key)
+    family, at = _FAMILIES[slot.quantity], 0.0 if slot.at is None else float(slot.at)
+    per_pair: dict = {}
+    for row in rows:
+        per_pair.setdefault(row["pair"], []).append(Bet(int(row["count_more_likely"]), int(row["count_other"]),
+                                                        int(row["n"]), float(row["bet"]),
+                                                        float(row.get("tangent_epsilon", 0.0))))
+    wealth = {pair: log_evalue(family, at, bets, allowed) for pair, bets in per_pair.items()}
+    leader = violation["pair"] if violation is not None and violation["pair"] in wealth else max(wealth, key=wealth.get)
+    top = max(wealth.values())
+    mean = top + math.log(sum(math.exp(w - top) for w in wealth.values()) / len(wealth))
+    level = float(rows[0]["level"])
+    return {"evidence": max(i for i, e in enumerate(report["evidence"]) if e.get("slot") == key
+                            and e.get("pair") == leader),
+            "bound": bound, "test": "anytime", "slot": key, "pair": leader, "allowed": allowed, "level": level,
+            "threshold": math.log(1.0 / level), "log_evalue": mean, "pair_log_evalue": wealth[leader],
+            "round_log_evalues": [log_evalue(family, at, [bet], allowed) for bet in per_pair[leader]],
+            "rounds": len(per_pair[leader]), "n": sum(bet.m for bet in per_pair[leader]), "pairs": len(wealth)}

@@ -21,7 +21,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..slots import Slot
-from .anytime_witness import anytime_parts
+from .anytime_witness import anytime_parts, anytime_record
 from .numbers import format_number
 
 __all__ = ["witness_parts", "witness_lines", "pair_data_lines", "pair_data_text", "other_pair_lines",
@@ -307,6 +307,13 @@ def witness_parts(report: dict) -> Optional[dict]:
     label = str(event.get("pair", report.get("worst_pair")))
     more, other = _sides(event)
     witness = report.get("witness") or {}
+    if not witness and evidence and all(e.get("family") == "anytime" for e in evidence):
+        old = anytime_record(report)  # written before reports recorded the anytime witness
+        if old is not None:
+            witness = {"mode": "anytime", "refuting": old if report.get("violations") else None, "epsilon": old,
+                       "headline": "epsilon"}
+            event = evidence[old["evidence"]]
+            label, (more, other) = old["pair"], _sides(event)
     if witness.get("mode") == "anytime":
         record = witness.get("refuting") or witness.get(witness.get("headline", "epsilon"))
         refuting = witness.get("refuting") is not None

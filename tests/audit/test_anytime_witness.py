@@ -26,7 +26,7 @@ from audit import Verdict, run_audit
 from audit.cli import main
 from audit.render.html import audit_section
 from audit.render.markdown import summary_markdown
-from audit.render.text import refuted_witnesses
+from audit.render.text import refuted_witnesses, summary_text
 from audit.sequential import Bet, Family, log_evalue
 from mechanisms import LaplaceMechanism, PureDP
 
@@ -143,3 +143,14 @@ def test_the_terminal_shows_the_anytime_witness_of_several_pairs(tmp_path, capsy
     assert (f"the mean of the {pairs} pairs' e-processes; that of pair {record['pair']!r}, the product of the "
             f"rounds' factors above, is {math.exp(record['pair_log_evalue']):.4g}") in out
     assert f"{record['n']:,} draws per side of each pair" in out
+
+
+def test_an_anytime_report_written_before_the_witness_section_renders_from_its_evidence(refuted):
+    old = refuted.to_dict()
+    record = old.pop("witness")["refuting"]
+    text = summary_text(old)
+    assert "≤ unknown" not in text and "certification draws" not in text
+    assert f"{record['rounds']} rounds" in text
+    # Recomputed from the evidence alone: the same e-value and bound.
+    assert f"e-value {math.exp(record['log_evalue']):.4g}" in text
+    assert f"ε at δ = 0 ≥ {record['bound']:.4g} at the stopping time" in text
