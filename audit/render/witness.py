@@ -93,7 +93,7 @@ def pair_data_lines(report: dict, label: str) -> list[str]:
 
 def _row_text(row: Any) -> str:
     """A row of D or D′: in full when short, else its width and first values."""
-    shown = number_list([row])
+    shown = number_list(row)
     if shown is not None:
         return f"the row {shown}"
     values = np.asarray(row, dtype=np.float64).ravel()
@@ -105,8 +105,8 @@ def _difference_lines(removed: list, added: list) -> list[str]:
     values and, for a replacement, the coordinates where the new row differs."""
     rows = lambda items: ", ".join(_row_text(row) for row in items)  # noqa: E731
     if removed and added:
-        if all(number_list([row]) is not None for row in removed + added):
-            return [f"D′ is D with {rows(removed)} replaced by {', '.join(number_list([r]) or '' for r in added)}"]
+        if all(number_list(row) is not None for row in removed + added):
+            return [f"D′ is D with {rows(removed)} replaced by {', '.join(number_list(r) or '' for r in added)}"]
         if len(removed) == len(added) == 1:
             old, new = (np.asarray(row, dtype=np.float64).ravel() for row in (removed[0], added[0]))
             text = f"D′ is D with {_row_text(removed[0])} replaced by "
@@ -173,7 +173,8 @@ _NOTE_MEANING = {
     "groups": "the groups of alike values each column's histogram was merged into, per column",
     "blocks": "⊤/⊥ pattern columns scored together, as they depend on each other",
     "patterns": "distinct sub-patterns of each block seen in training; an unseen one scores 0",
-    "held_out_usage": USAGE_MEANING,
+    "held_out_usage": ("the share of what the claim allows (its ε, δ or μ) that the best event of each candidate "
+                       "reaches on the held-out half of the training draws; 1 or more would refute the claim"),
 }
 
 

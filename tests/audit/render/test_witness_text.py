@@ -33,6 +33,8 @@ def test_rows_too_wide_to_show_are_described_not_called_a_row():
     assert "D′ is D minus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in "\n".join(pair_data_lines(_report(removed), LABEL))
     small = {"base_shape": [2, 1], "neighbor_shape": [2, 1], "removed": [[1.0]], "added": [[2.0]]}
     assert "D′ is D with the row [1] replaced by [2]" in "\n".join(pair_data_lines(_report(small), LABEL))
+    narrow = {"base_shape": [2, 4], "neighbor_shape": [3, 4], "removed": [], "added": [[1.0, 1.0, 0.0, 1.0]]}
+    assert "D′ is D plus the row [1, 1, 0, 1]" in "\n".join(pair_data_lines(_report(narrow), LABEL))
 
 
 def test_the_statistic_notes_say_what_usage_columns_groups_blocks_and_patterns_are():
