@@ -40,7 +40,8 @@ from mechanisms.gdp import gdp_epsilon
 from .sequential import log_evalue
 from .slots import states_mu
 
-__all__ = ["witness_record", "anytime_witness_record", "statistic_option_text", "event_text", "pair_truth", "WITNESS_QUANTITIES"]
+__all__ = ["witness_record", "anytime_witness_record", "statistic_option_text", "event_text", "pair_truth",
+           "WITNESS_QUANTITIES"]
 
 #: The headline quantities whose attaining event a report records.
 WITNESS_QUANTITIES = ("epsilon", "delta", "mu")

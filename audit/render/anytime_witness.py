@@ -105,7 +105,8 @@ def anytime_parts(report: dict, record: dict, refuting: bool) -> dict:
                   + f" 1/level = {format_number(1.0 / record['level'])}: a claim that holds reaches 1/level "
                   f"with probability ≤ {format_number(record['level'], 3)} at any time (Ville's inequality)")
     certifies = (f"{label} ≥ {format_number(record['bound'])} at the stopping time, after {count} rounds (a "
-                 f"lower bound valid at any stopping time, failure probability ≤ {format_number(record['level'], 3)})")
+                 "lower bound valid at any stopping time, failure probability ≤ "
+                 f"{format_number(record['level'], 3)})")
     if record.get("allowed") is not None:
         certifies += (f", above the {format_number(record['allowed'])} the claim allows" if refuting
                       else f"; the claim allows at most {format_number(record['allowed'])}")

@@ -94,7 +94,8 @@ def _comparison(report: dict) -> dict:
 def _evidence(report: dict) -> dict:
     evidence = report.get("evidence") or []
     if evidence and all(e.get("family") == "anytime" for e in evidence):
-        rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("round"), e.get("event"), e.get("more_likely_under"),
+        rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("round"), e.get("event"),
+                 e.get("more_likely_under"),
                  f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
                  _num(e.get("bet"), 3), _num(e.get("level"), 3)) for e in evidence]
         return {"count": len(evidence), "anytime": True, "table": _table(

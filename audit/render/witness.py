@@ -115,7 +115,8 @@ def _difference_lines(removed: list, added: list) -> list[str]:
             changed = np.flatnonzero(old != new)
             listed = f" ({', '.join(str(int(i)) for i in changed)}; counting from 0)" if changed.size <= 12 else ""
             return [text + f"one that differs from it in {changed.size} of {old.size} coordinates{listed}"]
-        return [f"D′ is D with {len(removed)} rows replaced by {len(added)} others ({rows(removed)}; by {rows(added)})"]
+        return [f"D′ is D with {len(removed)} rows replaced by {len(added)} others "
+                f"({rows(removed)}; by {rows(added)})"]
     if added:
         return [f"D′ is D plus {rows(added)}"]
     if removed:
@@ -165,9 +166,9 @@ _KIND_TEXT = {
     "coordinates": "one output coordinate's own statistic",
 }
 #: What a statistic's notes mean, where their names alone do not say (audit/statistics/*.py).
-USAGE_MEANING = ("the share of what the claim allows (its ε, δ or μ) that the best event of a candidate "
-                 "certifies on held-out draws, as an interval; 1 or more would refute the claim")
-SEPARATION_MEANING = "the difference of the statistic's means on D′ and D in pooled standard deviations"
+_USAGE_MEANING = ("the share of what the claim allows (its ε, δ or μ) that the best event of a candidate uses, "
+                  "measured on held-out draws from pessimistic to optimistic; 1 or more would refute the claim")
+_SEPARATION_MEANING = "the difference of the statistic's means on D′ and D in pooled standard deviations"
 _NOTE_MEANING = {
     "columns": "output coordinates, each scored by its own log-ratio estimate",
     "groups": "the groups of alike values each column's histogram was merged into, per column",
@@ -240,7 +241,7 @@ def _auto_lines(auto: dict) -> list[str]:
     if tried:
         held = auto.get("held_out")
         lines.append("auto tried" + (f" (on {' + '.join(f'{int(n):,}' for n in held)} held-out draws)" if held else "") + ": " + "; ".join(tried))
-        lines += [f"usage: {USAGE_MEANING}", f"separation: {SEPARATION_MEANING}"]
+        lines += [f"usage: {_USAGE_MEANING}", f"separation: {_SEPARATION_MEANING}"]
     if auto.get("skipped"):
         lines.append("auto skipped: " + "; ".join(f"{name}: {why}" for name, why in auto["skipped"].items()))
     return lines
@@ -445,7 +446,8 @@ def witness_lines(report: dict, indent: str = "  ") -> list[str]:
     lines += [f"{indent}{'statistic: ' if i == 0 else ''}{line}" for i, line in enumerate(parts["statistic"])]
     if parts.get("mode") == "anytime":
         lines.append(f"{indent}test: {parts['test']}")
-        lines += [f"{indent}{'rounds: ' if i == 0 else '        '}{line}" for i, line in enumerate(parts["round_lines"])]
+        lines += [f"{indent}{'rounds: ' if i == 0 else '        '}{line}"
+                  for i, line in enumerate(parts["round_lines"])]
         if parts["evalue"]:
             lines.append(f"{indent}e-value: {parts['evalue']}")
         lines.append(f"{indent}certified: {parts['certifies']}")

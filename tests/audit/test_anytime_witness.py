@@ -137,7 +137,8 @@ def test_the_terminal_shows_the_anytime_witness_of_several_pairs(tmp_path, capsy
     # The leading pair's rounds multiply to its own e-value; the tested mean of the pairs' e-values
     # lies between that over the number of pairs and it (all e-values are nonnegative).
     assert sum(record["round_log_evalues"]) == pytest.approx(record["pair_log_evalue"], rel=1e-12)
-    assert record["pair_log_evalue"] - math.log(pairs) - 1e-9 <= record["log_evalue"] <= record["pair_log_evalue"] + 1e-9
+    leader = record["pair_log_evalue"]
+    assert leader - math.log(pairs) - 1e-9 <= record["log_evalue"] <= leader + 1e-9
     assert "≤ unknown" not in out and "certification draws" not in out
     assert f"e-value {math.exp(record['log_evalue']):.4g} against the claim's ε at δ = 0 ≤ 1" in out
     assert (f"the mean of the {pairs} pairs' e-processes; that of pair {record['pair']!r}, the product of the "

@@ -28,9 +28,11 @@ def test_rows_too_wide_to_show_are_described_not_called_a_row():
     assert ("D′ is D with a row of 100 values [0, 0.01, 0.02, 0.03, …] replaced by one that differs from it in "
             "3 of 100 coordinates (3, 50, 97; counting from 0)") in text
     added = {"base_shape": [40, 100], "neighbor_shape": [41, 100], "removed": [], "added": [row.tolist()]}
-    assert "D′ is D plus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in "\n".join(pair_data_lines(_report(added), LABEL))
+    text = "\n".join(pair_data_lines(_report(added), LABEL))
+    assert "D′ is D plus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in text
     removed = {"base_shape": [41, 100], "neighbor_shape": [40, 100], "removed": [row.tolist()], "added": []}
-    assert "D′ is D minus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in "\n".join(pair_data_lines(_report(removed), LABEL))
+    text = "\n".join(pair_data_lines(_report(removed), LABEL))
+    assert "D′ is D minus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in text
     small = {"base_shape": [2, 1], "neighbor_shape": [2, 1], "removed": [[1.0]], "added": [[2.0]]}
     assert "D′ is D with the row [1] replaced by [2]" in "\n".join(pair_data_lines(_report(small), LABEL))
     narrow = {"base_shape": [2, 4], "neighbor_shape": [3, 4], "removed": [], "added": [[1.0, 1.0, 0.0, 1.0]]}
