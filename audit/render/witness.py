@@ -97,6 +97,8 @@ def _row_text(row: Any) -> str:
     if shown is not None:
         return f"the row {shown}"
     values = np.asarray(row, dtype=np.float64).ravel()
+    if values.size and (values == values[0]).all():
+        return f"a row of {values.size} values (all {values[0]:g})"
     return f"a row of {values.size} values [" + ", ".join(f"{v:g}" for v in values[:_SHOWN]) + ", …]"
 
 
@@ -109,12 +111,12 @@ def _difference_lines(removed: list, added: list) -> list[str]:
             return [f"D′ is D with {rows(removed)} replaced by {', '.join(number_list(r) or '' for r in added)}"]
         if len(removed) == len(added) == 1:
             old, new = (np.asarray(row, dtype=np.float64).ravel() for row in (removed[0], added[0]))
-            text = f"D′ is D with {_row_text(removed[0])} replaced by "
+            text = f"D′ is D with {_row_text(removed[0])} replaced by {_row_text(added[0])}"
             if old.shape != new.shape:
-                return [text + _row_text(added[0])]
+                return [text]
             changed = np.flatnonzero(old != new)
             listed = f" ({', '.join(str(int(i)) for i in changed)}; counting from 0)" if changed.size <= 12 else ""
-            return [text + f"one that differs from it in {changed.size} of {old.size} coordinates{listed}"]
+            return [text + f", which differs from it in {changed.size} of {old.size} coordinates{listed}"]
         return [f"D′ is D with {len(removed)} rows replaced by {len(added)} others "
                 f"({rows(removed)}; by {rows(added)})"]
     if added:

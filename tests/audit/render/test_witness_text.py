@@ -25,8 +25,11 @@ def test_rows_too_wide_to_show_are_described_not_called_a_row():
     pair = {"base_shape": [40, 100], "neighbor_shape": [40, 100], "removed": [row.tolist()], "added": [other.tolist()]}
     text = "\n".join(pair_data_lines(_report(pair), LABEL))
     assert "a row" not in text.replace("a row of", "")  # never "the row a row replaced by a row"
-    assert ("D′ is D with a row of 100 values [0, 0.01, 0.02, 0.03, …] replaced by one that differs from it in "
-            "3 of 100 coordinates (3, 50, 97; counting from 0)") in text
+    assert ("D′ is D with a row of 100 values [0, 0.01, 0.02, 0.03, …] replaced by a row of 100 values "
+            "[0, 0.01, 0.02, 0.9, …], which differs from it in 3 of 100 coordinates (3, 50, 97; counting from 0)") in text
+    ones = {"base_shape": [40, 100], "neighbor_shape": [40, 100], "removed": [[1.0] * 100], "added": [[0.0] * 100]}
+    assert ("D′ is D with a row of 100 values (all 1) replaced by a row of 100 values (all 0), which differs from it "
+            "in 100 of 100 coordinates") in "\n".join(pair_data_lines(_report(ones), LABEL))
     added = {"base_shape": [40, 100], "neighbor_shape": [41, 100], "removed": [], "added": [row.tolist()]}
     text = "\n".join(pair_data_lines(_report(added), LABEL))
     assert "D′ is D plus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in text
