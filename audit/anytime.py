@@ -61,6 +61,7 @@ from .sequential import Bet, Family, bet_size, growth, log_evalue, lower_confide
 from .slots import Quantity, Slot, headline_slots
 from .stages import BINS, ENGINE_VERSION, PROBE_DRAWS
 from .statistics import TrainingData, fit_statistic, needs_training, statistic_label, training_plan
+from .witness import anytime_witness_record
 
 __all__ = ["AnytimePlan", "Epoch", "AnytimeOutcome", "plan_anytime", "run_anytime", "anytime_report",
            "DEFAULT_BUDGET", "PILOT", "GROWTH", "MIN_ROUND", "LEARNING_BUDGET", "RELEARN", "FUTILITY_START"]
@@ -568,5 +569,6 @@ def anytime_report(mechanism, name, claim, scenario, pairs, covers, outcome: Any
         mu_tightness=ratio(mu_lb, truth.mu), worst_pair=results[worst].label, pairs=results,
         evidence=tuple(outcome.evidence), accuracy=accuracy_report, seed=entropy, samples=plan.samples,
         confidence=confidence, statistic=statistic_info,
+        witness=anytime_witness_record(outcome.quantities, outcome.evidence, labels, claim),
         runtime=dict(runtime, mode="anytime", wall_time_s=time.perf_counter() - started, versions=versions()),
         draws=draws)

@@ -13,6 +13,12 @@ gives the larger one; :func:`witness_record` says it, as indices into the report
 - ``refuting``: the event the first violation of the report rests on (a headline joint test that
   rejects the claim, else the certified point furthest below the claimed trade-off curve), or None.
 
+An anytime audit (:mod:`audit.anytime`) certifies through e-processes, not single events: its
+witness (:func:`anytime_witness_record`) records, per headline quantity, the e-process of the pair
+that grew most: its rounds' e-value factors at what the claim allows, their product's logarithm
+(the mean's over pairs, which is what is tested), the threshold log(1/level) of Ville's inequality and
+the confidence sequence's lower bound at the stopping time (:mod:`audit.sequential`).
+
 The renderers (:mod:`audit.render.witness`) turn these into words, with the pair's datasets and the
 statistic the event is a threshold of.  This module also gives the readable text of a statistic
 option (:func:`statistic_option_text`) and the mechanism's exact truth on the audited pairs where
@@ -31,9 +37,11 @@ import numpy as np
 from mechanisms.finite_pair import pair_epsilon as finite_pair_epsilon
 from mechanisms.gdp import gdp_epsilon
 
+from .sequential import log_evalue
 from .slots import states_mu
 
-__all__ = ["witness_record", "statistic_option_text", "event_text", "pair_truth", "WITNESS_QUANTITIES"]
+__all__ = ["witness_record", "anytime_witness_record", "statistic_option_text", "event_text", "pair_truth",
+           "WITNESS_QUANTITIES"]
 
 #: The headline quantities whose attaining event a report records.
 WITNESS_QUANTITIES = ("epsilon", "delta", "mu")
@@ -72,6 +80,61 @@ def witness_record(values: dict, refutes: Sequence[bool], below: Sequence[bool],
         points = [i for i, flag in enumerate(below) if flag]
         if points:
             refuting = {"evidence": min(points, key=lambda i: margins[i]), "test": "clopper-pearson"}
+    record["refuting"] = refuting
+    return record
+
+
+def anytime_witness_record(quantities: Sequence[Any], evidence: Sequence[dict], labels: Sequence[str],
+                           claim: Any) -> dict:
+    """The witness section of an anytime report (see the module docstring).
+
+    Parameters
+    ----------
+    quantities : sequence
+        The audit's headline e-processes (``audit.anytime._Quantity``: ``slot``, ``family``, ``at``,
+        ``level``, ``allowed``, ``testable``, per-pair ``bets`` and ``wealth``, ``log_wealth()`` and
+        ``bound(pair=None)``).
+    evidence : sequence of dict
+        The report's evidence: one record per round, quantity and pair (``round``, ``slot``, ``pair``).
+    labels : sequence of str
+        The pairs' labels, in the order of each quantity's ``bets``.
+    claim : Claim
+
+    Returns
+    -------
+    dict
+        ``{"mode": "anytime", "headline": ..., "epsilon"|"delta"|"mu": record or None, "refuting":
+        the first quantity's record whose bound exceeds what the claim allows, or None}``.  A record
+        holds ``evidence`` (the index of the leading pair's last round), ``bound`` (the lower bound
+        at the stopping time, from the mean of the pairs' e-processes), ``slot``, ``pair``,
+        ``allowed`` (None when the claim sets no finite value), ``level``, ``threshold`` = log(1/level),
+        ``log_evalue`` (log of the mean e-process at ``allowed``; None without one),
+        ``pair_log_evalue`` and ``round_log_evalues`` (the leading pair's, round by round),
+        ``rounds``, ``n`` (betting draws per side of each pair) and ``pairs``.
+    """
+    record: dict = {"mode": "anytime", "headline": "mu" if states_mu(claim) else "epsilon"}
+    for quantity in WITNESS_QUANTITIES:
+        record[quantity] = None
+    refuting = None
+    for q in quantities:
+        rounds = len(q.bets[0])
+        if q.testable:
+            leader = int(np.argmax(q.wealth))
+        else:
+            leader = int(np.argmax([q.bound(pair=k) for k in range(len(labels))])) if len(labels) > 1 else 0
+        label = labels[leader]
+        index = next((i for i in range(len(evidence) - 1, -1, -1)
+                      if evidence[i].get("slot") == q.slot.key and evidence[i].get("pair") == label), None)
+        steps = [log_evalue(q.family, q.at, [bet], q.allowed) for bet in q.bets[leader]] if q.testable else None
+        entry = {"evidence": index, "bound": float(q.bound()), "test": "anytime", "slot": q.slot.key, "pair": label,
+                 "allowed": float(q.allowed) if q.testable else None, "level": float(q.level),
+                 "threshold": math.log(1.0 / q.level), "log_evalue": float(q.log_wealth()) if q.testable else None,
+                 "pair_log_evalue": float(q.wealth[leader]) if q.testable else None,
+                 "round_log_evalues": steps, "rounds": rounds, "n": int(sum(b.m for b in q.bets[leader])),
+                 "pairs": len(labels)}
+        record[q.slot.quantity.value] = entry
+        if refuting is None and q.testable and entry["bound"] > q.allowed:
+            refuting = entry
     record["refuting"] = refuting
     return record
 

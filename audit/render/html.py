@@ -37,7 +37,7 @@ from ..version import __version__
 from .tables import COLUMNS, NUMERIC_COLUMNS, footnotes, table_rows
 from .text import (TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, confidence_text, draws_text,
                    error_control_text, figure_stem, format_number, statistic_text, violation_lines)
-from .witness import slot_text, witness_parts
+from .witness import pair_data_text, slot_text, witness_parts
 
 __all__ = ["report_html", "audit_section", "breakable", "FIGURE_CAPTIONS"]
 
@@ -93,13 +93,31 @@ def _comparison(report: dict) -> dict:
 
 def _evidence(report: dict) -> dict:
     evidence = report.get("evidence") or []
+    if evidence and all(e.get("family") == "anytime" for e in evidence):
+        rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("round"), e.get("event"),
+                 e.get("more_likely_under"),
+                 f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
+                 _num(e.get("bet"), 3), _num(e.get("level"), 3)) for e in evidence]
+        return {"count": len(evidence), "anytime": True, "table": _table(
+            ("pair", "bet for", "round", "event", "more likely under", "count (more likely side)",
+             "count (other side)", "draws", "bet", "level"), rows, numeric=range(5, 10))}
     rows = [(e.get("pair"), slot_text(str(e.get("slot"))), e.get("family"), e.get("event"), e.get("more_likely_under"),
              f"{int(e['count_more_likely']):,}", f"{int(e['count_other']):,}", f"{int(e['n']):,}",
              _num(e.get("level"), 3), _num(e.get("alpha_hi")), _num(e.get("beta_hi")), _num(e.get("bound")))
             for e in evidence]
-    return {"count": len(evidence), "table": _table(
+    return {"count": len(evidence), "anytime": False, "table": _table(
         ("pair", "chosen for", "family", "event", "more likely under", "count (more likely side)",
          "count (other side)", "draws", "level", "α_hi", "β_hi", "joint bound"), rows, numeric=range(5, 12))}
+
+
+def _witness(report: dict) -> Optional[dict]:
+    """:func:`audit.render.witness.witness_parts`, with an anytime audit's rounds as a table."""
+    parts = witness_parts(report)
+    if parts is not None and parts.get("mode") == "anytime":
+        parts["rounds_table"] = _table(("round", "event", "more likely on", "counts", "bet", "e-value factor"),
+                                       [(r["round"], r["event"], r["more_likely"], r["counts"], r["bet"], r["factor"])
+                                        for r in parts["rounds"]], numeric=(0, 4, 5))
+    return parts
 
 
 def _accuracy(report: dict) -> Optional[dict]:
@@ -134,7 +152,8 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
     entry = entry or {}
     violations = report.get("violations") or []
     pairs = [(p["label"], ", ".join(p.get("also_covers") or []) or "—", _num(p["epsilon_lower_bound"]),
-              _num(p["delta_lower_bound"]), _num(p["mu_lower_bound"])) for p in report.get("pairs", [])]
+              _num(p["delta_lower_bound"]), _num(p["mu_lower_bound"]), pair_data_text(report, p["label"]))
+             for p in report.get("pairs", [])]
     return {
         "failed": False, "anchor": _anchor(name), "name": name, "verdict": report["verdict"], "mechanism": report["mechanism"],
         "claim": breakable(f"{claim_label(report['claim'])} {claim_scope(report['claim'], report.get('scenario'))}"),
@@ -143,10 +162,11 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
         "false_alarm": f"{1 - float(report['confidence']):.3g}",
         "comparison": _comparison(report),
         "violations": violation_lines(violations, limit=_VIOLATIONS_SHOWN),
-        "witness": witness_parts(report),
+        "witness": _witness(report),
         "confidence": confidence_text(entry),
         "worst_pair": report["worst_pair"],
-        "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb"), pairs, numeric=(2, 3, 4)),
+        "pairs": _table(("pair", "also covers (its reverse)", "ε_lb", "δ_lb", "μ_lb", "data"), pairs,
+                        numeric=(2, 3, 4)),
         "scenario": (report.get("scenario") or {}).get("description"),
         "samples": f"{int(report['samples']):,}", "draws": draws_text(report.get("draws") or {}),
         "seed": report["seed"], "statistic": statistic_text(report.get("statistic")),

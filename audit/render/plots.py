@@ -146,7 +146,7 @@ def tradeoff_figure(data: dict):
     step_x, step_y = certified_staircase(alpha_hi, beta_hi)
     order = np.argsort(alpha, kind="stable")
     figure = Figure(figsize=(11.5, 6.2), dpi=_DPI)
-    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.25, top=0.86, wspace=0.2)
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.27, top=0.86, wspace=0.2)
     axes = figure.subplots(1, 2)
     confidence = float(report["confidence"])
     for ax, log in zip(axes, (False, True)):
@@ -171,9 +171,12 @@ def tradeoff_figure(data: dict):
                         markeredgewidth=1.6, zorder=6,
                         label=f"{LABEL_VIOLATION}, with its gap to the claim" if log else None)
             if not log and not shown.all():
-                ax.text(0.03, 0.04, f"{int((~shown).sum())} violation(s) too close to the axes to see "
-                        "here:\nsee the log-log panel", transform=ax.transAxes, fontsize=8,
-                        bbox={"facecolor": "white", "edgecolor": "0.6", "alpha": 0.9})
+                # Under the panel's x-label, outside the axes: hidden violations sit at the axes,
+                # where the staircase and the curves run, so a note inside would cover them.
+                ax.annotate(f"{int((~shown).sum())} violation(s) too close to the axes to see here: see the "
+                            "log-log panel", xy=(0.5, 0.0), xycoords=ax.xaxis.label, xytext=(0, -3),
+                            textcoords="offset points", ha="center", va="top", fontsize=8,
+                            color=_COLOURS["violation"])
         ax.set_xlabel("α  (type-I error: rejecting D when the output came from D)")
         ax.set_ylabel("β  (type-II error)")
         ax.grid(True, which="major", alpha=0.3)

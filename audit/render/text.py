@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 from mechanisms.claims import claim_label as registered_claim_label
 
 from .numbers import format_number
-from .witness import _option_fallback, slot_text, witness_lines
+from .witness import _option_fallback, other_pair_lines, slot_text, witness_lines, witness_parts
 
 __all__ = ["TRADEOFF_MEANING", "format_number", "claim_label", "claim_scope", "statistic_text", "draws_text",
            "accuracy_claim", "error_control_text", "figure_stem", "summary_lines", "summary_text",
@@ -234,6 +234,11 @@ def summary_lines(report: dict) -> list[str]:
     lines += [f"  {line}" for line in witness]
     if not witness or report["worst_pair"] not in witness[0]:
         lines.append(f"  worst pair     {report['worst_pair']}")
+    parts = witness_parts(report) if witness else None
+    others = other_pair_lines(report, parts["pair"] if parts else None)
+    if others:
+        lines.append("  other pairs" + (" (besides the witness's)" if parts else ""))
+        lines += [f"    {line}" for line in others]
     lines.append(f"  statistic      {statistic_text(report.get('statistic'))}")
     lines.append(f"  samples        {int(report['samples']):,} per pair and side (all phases); seed {report['seed']}")
     lines.append(f"  draws          {draws_text(report.get('draws') or {})}")

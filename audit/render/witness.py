@@ -21,13 +21,16 @@ from typing import Any, Optional
 import numpy as np
 
 from ..slots import Slot
+from .anytime_witness import anytime_parts, anytime_record
 from .numbers import format_number
 
-__all__ = ["witness_parts", "witness_lines", "pair_data_lines", "statistic_lines", "slot_text",
-           "number_list"]
+__all__ = ["witness_parts", "witness_lines", "pair_data_lines", "pair_data_text", "other_pair_lines",
+           "statistic_lines", "slot_text", "number_list"]
 
 #: Values of a dataset shown in full; larger datasets are described by their shape.
 SMALL_DATASET = 60
+#: Pairs besides the witness's shown as data in the summaries.
+OTHER_PAIRS = 8
 #: Entries of a long list of numbers (weights, scores) shown before "…".
 _SHOWN = 4
 #: Statistic fields that describe its structure (summarised), not notes about how it was chosen.
@@ -78,19 +81,63 @@ def pair_data_lines(report: dict, label: str) -> list[str]:
         lines.append(f"{name} = {shown} ({what})" if shown is not None else f"{name}: {what} (too large to show here)")
     removed, added = pair.get("removed"), pair.get("added")
     if removed is not None and added is not None:
-        rows = lambda items: ", ".join(number_list([row]) or "a row" for row in items)  # noqa: E731
-        if removed and added:
-            lines.append(f"D′ is D with the row {rows(removed)} replaced by {rows(added)}")
-        elif added:
-            lines.append(f"D′ is D plus the row {rows(added)}")
-        elif removed:
-            lines.append(f"D′ is D minus the row {rows(removed)}")
+        lines += _difference_lines(removed, added)
     elif "base" in pair and "neighbor" in pair:
         base, neighbour = np.asarray(pair["base"], dtype=float), np.asarray(pair["neighbor"], dtype=float)
         if base.shape == neighbour.shape and base.ndim == 1:
             changed = np.flatnonzero(base != neighbour)
             lines.append(f"D′ differs from D in {changed.size} of {base.size} coordinates"
                          + (f" ({', '.join(str(int(i)) for i in changed)}; counting from 0)" if changed.size <= 12 else ""))
+    return lines
+
+
+def _row_text(row: Any) -> str:
+    """A row of D or D′: in full when short, else its width and first values."""
+    shown = number_list(row)
+    if shown is not None:
+        return f"the row {shown}"
+    values = np.asarray(row, dtype=np.float64).ravel()
+    if values.size and (values == values[0]).all():
+        return f"a row of {values.size} values (all {values[0]:g})"
+    return f"a row of {values.size} values [" + ", ".join(f"{v:g}" for v in values[:_SHOWN]) + ", …]"
+
+
+def _difference_lines(removed: list, added: list) -> list[str]:
+    """What D′ changes in D: the rows replaced, added or removed; a wide row by its width, first
+    values and, for a replacement, the coordinates where the new row differs."""
+    rows = lambda items: ", ".join(_row_text(row) for row in items)  # noqa: E731
+    if removed and added:
+        if all(number_list(row) is not None for row in removed + added):
+            return [f"D′ is D with {rows(removed)} replaced by {', '.join(number_list(r) or '' for r in added)}"]
+        if len(removed) == len(added) == 1:
+            old, new = (np.asarray(row, dtype=np.float64).ravel() for row in (removed[0], added[0]))
+            text = f"D′ is D with {_row_text(removed[0])} replaced by {_row_text(added[0])}"
+            if old.shape != new.shape:
+                return [text]
+            changed = np.flatnonzero(old != new)
+            listed = f" ({', '.join(str(int(i)) for i in changed)}; counting from 0)" if changed.size <= 12 else ""
+            return [text + f", which differs from it in {changed.size} of {old.size} coordinates{listed}"]
+        return [f"D′ is D with {len(removed)} rows replaced by {len(added)} others "
+                f"({rows(removed)}; by {rows(added)})"]
+    if added:
+        return [f"D′ is D plus {rows(added)}"]
+    if removed:
+        return [f"D′ is D minus {rows(removed)}"]
+    return []
+
+
+def pair_data_text(report: dict, label: str) -> str:
+    """:func:`pair_data_lines` on one line (a table cell), "—" when the report holds no data."""
+    return "; ".join(pair_data_lines(report, label)) or "—"
+
+
+def other_pair_lines(report: dict, shown: Optional[str], limit: int = OTHER_PAIRS) -> list[str]:
+    """The report's pairs other than ``shown`` (the witness's), each as data on one line: the
+    pairs a table names (a search's "searched #3") are then readable without report.json."""
+    pairs = [p for p in (report.get("scenario") or {}).get("pairs") or [] if p.get("label") != shown]
+    lines = [f"{pair.get('label')!r}: {pair_data_text(report, str(pair.get('label')))}" for pair in pairs[:limit]]
+    if len(pairs) > limit:
+        lines.append(f"… and {len(pairs) - limit} more (report.json and report.html hold them all)")
     return lines
 
 
@@ -116,6 +163,21 @@ _KIND_TEXT = {
     "binned": "binned: a smoothed histogram log-ratio of the output",
     "classifier": "a classifier's log-odds",
     "callable": "your own statistic",
+    "additive": "additive: a sum of per-column log-ratio estimates (for independent output columns)",
+    "flag-value": "flag-and-value: a score of the ⊤/⊥ pattern plus the log-ratios of the released values",
+    "coordinates": "one output coordinate's own statistic",
+}
+#: What a statistic's notes mean, where their names alone do not say (audit/statistics/*.py).
+_USAGE_MEANING = ("the share of what the claim allows (its ε, δ or μ) that the best event of a candidate uses, "
+                  "measured on held-out draws from pessimistic to optimistic; 1 or more would refute the claim")
+_SEPARATION_MEANING = "the difference of the statistic's means on D′ and D in pooled standard deviations"
+_NOTE_MEANING = {
+    "columns": "output coordinates, each scored by its own log-ratio estimate",
+    "groups": "the groups of alike values each column's histogram was merged into, per column",
+    "blocks": "⊤/⊥ pattern columns scored together, as they depend on each other",
+    "patterns": "distinct sub-patterns of each block seen in training; an unseen one scores 0",
+    "held_out_usage": ("the share of what the claim allows (its ε, δ or μ) that the best event of each candidate "
+                       "reaches on the held-out half of the training draws; 1 or more would refute the claim"),
 }
 
 
@@ -152,8 +214,19 @@ def statistic_lines(report: dict, label: str) -> list[str]:
         lines.append(f"statistic option: {option}")
     if isinstance(notes.get("auto"), dict):
         lines += _auto_lines(notes.pop("auto"))
-    lines += [f"{key.replace('_', ' ')}: {_note(value)}" for key, value in notes.items()]
+    lines += [_note_line(key, value) for key, value in notes.items()]
     return lines
+
+
+def _note_line(key: str, value: Any) -> str:
+    """One note of a statistic, with what it means where its name does not say (blocks as lists)."""
+    name = key.replace("_", " ")
+    if key == "blocks" and isinstance(value, list):
+        text = ", ".join(number_list(block) or f"<{len(block)} columns>" for block in value) or "none"
+    else:
+        text = _note(value)
+    meaning = _NOTE_MEANING.get(key)
+    return f"{name} ({meaning}): {text}" if meaning else f"{name}: {text}"
 
 
 def _auto_lines(auto: dict) -> list[str]:
@@ -170,6 +243,7 @@ def _auto_lines(auto: dict) -> list[str]:
     if tried:
         held = auto.get("held_out")
         lines.append("auto tried" + (f" (on {' + '.join(f'{int(n):,}' for n in held)} held-out draws)" if held else "") + ": " + "; ".join(tried))
+        lines += [f"usage: {_USAGE_MEANING}", f"separation: {_SEPARATION_MEANING}"]
     if auto.get("skipped"):
         lines.append("auto skipped: " + "; ".join(f"{name}: {why}" for name, why in auto["skipped"].items()))
     return lines
@@ -236,16 +310,30 @@ def witness_parts(report: dict) -> Optional[dict]:
     event = evidence[index]
     label = str(event.get("pair", report.get("worst_pair")))
     more, other = _sides(event)
+    witness = report.get("witness") or {}
+    if not witness and evidence and all(e.get("family") == "anytime" for e in evidence):
+        old = anytime_record(report)  # written before reports recorded the anytime witness
+        if old is not None:
+            witness = {"mode": "anytime", "refuting": old if report.get("violations") else None, "epsilon": old,
+                       "headline": "epsilon"}
+            event = evidence[old["evidence"]]
+            label, (more, other) = old["pair"], _sides(event)
+    if witness.get("mode") == "anytime":
+        record = witness.get("refuting") or witness.get(witness.get("headline", "epsilon"))
+        refuting = witness.get("refuting") is not None
+        return dict({"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
+                     "event": f"{event.get('event')}, more likely on {more} (the last round's)", "counts": None,
+                     "refutes": refuting, "note": None, "mode": "anytime"},
+                    **anytime_parts(report, record, refuting))
     n = int(event["n"])
     counts = (f"{int(event['count_more_likely']):,} of {n:,} certification draws on {more} and "
               f"{int(event['count_other']):,} of {n:,} on {other}")
-    witness = report.get("witness") or {}
     refuting = witness.get("refuting") is not None and int(witness["refuting"]["evidence"]) == index
     certifies = _certifies(report, event, index, refuting)
     return {"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
             "event": f"{event.get('event')}, more likely on {more}", "counts": counts, "certifies": certifies,
             "refutes": refuting or (not witness and report.get("verdict") == "VIOLATED"),
-            "note": _other_event_note(report, index)}
+            "note": _other_event_note(report, index), "mode": "fixed"}
 
 
 def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
@@ -275,8 +363,37 @@ def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
     for quantity in ("epsilon", "delta", "mu"):
         chosen = witness.get(quantity)
         if chosen and int(chosen["evidence"]) == index and chosen["bound"] > 0:
-            return text + f": {_quantity_text(report, quantity)} ≥ {format_number(chosen['bound'])}"
+            return (text + f": {_quantity_text(report, quantity)} ≥ {format_number(chosen['bound'])}"
+                    + _side_text(report, event, quantity))
     return text
+
+
+def _side_text(report: dict, event: dict, quantity: str) -> str:
+    """Which event a curve point's ε or δ comes from.  A point (α_hi, β_hi) of the event E, more
+    likely on X, bounds ε at δ by ln((1 − δ − β_hi)/α_hi), the ratio of E's probabilities, and by
+    ln((1 − δ − α_hi)/β_hi), that of its complement, more likely on the other side; δ at ε by
+    1 − β_hi − e^ε α_hi and 1 − α_hi − e^ε β_hi (docs/ground-truth.md §3).  The counts shown must be
+    those of the one that gives the number."""
+    if quantity not in ("epsilon", "delta") or event.get("alpha_hi") is None or event.get("beta_hi") is None:
+        return ""
+    alpha, beta = float(event["alpha_hi"]), float(event["beta_hi"])
+    more, other = _sides(event)
+    n, c_more, c_other = int(event["n"]), int(event["count_more_likely"]), int(event["count_other"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if quantity == "epsilon":
+            delta = float(report["reference_delta"])
+            own, complement = np.log((1 - delta - beta) / alpha), np.log((1 - delta - alpha) / beta)
+            forms = ("ε ≥ ln((1 − δ − β_hi)/α_hi)", "ε ≥ ln((1 − δ − α_hi)/β_hi)")
+        else:
+            scale = float(np.exp(min(float(report["reference_epsilon"]), 700.0)))
+            own, complement = 1 - beta - scale * alpha, 1 - alpha - scale * beta
+            forms = ("δ ≥ 1 − β_hi − e^ε α_hi", "δ ≥ 1 − α_hi − e^ε β_hi")
+    if np.nan_to_num(complement, nan=-np.inf) > np.nan_to_num(own, nan=-np.inf):
+        return (f", from the complement not ({event.get('event')}), more likely on {other}: "
+                f"{n - c_other:,} of {n:,} on {other} and {n - c_more:,} of {n:,} on {more} ({forms[1]}; "
+                "Clopper–Pearson bounds make it smaller than the counts' own value)")
+    return (f", from the event itself ({c_more:,} of {n:,} on {more} and {c_other:,} of {n:,} on {other}: "
+            f"{forms[0]}; Clopper–Pearson bounds make it smaller than the counts' own value)")
 
 
 def _quantity_text(report: dict, quantity: str) -> str:
@@ -329,6 +446,14 @@ def witness_lines(report: dict, indent: str = "  ") -> list[str]:
     lines = [f"{head}: pair {parts['pair']!r}"]
     lines += [f"{indent}{line}" for line in parts["data"]]
     lines += [f"{indent}{'statistic: ' if i == 0 else ''}{line}" for i, line in enumerate(parts["statistic"])]
+    if parts.get("mode") == "anytime":
+        lines.append(f"{indent}test: {parts['test']}")
+        lines += [f"{indent}{'rounds: ' if i == 0 else '        '}{line}"
+                  for i, line in enumerate(parts["round_lines"])]
+        if parts["evalue"]:
+            lines.append(f"{indent}e-value: {parts['evalue']}")
+        lines.append(f"{indent}certified: {parts['certifies']}")
+        return lines
     lines += [f"{indent}event: {parts['event']}", f"{indent}counts: {parts['counts']}",
               f"{indent}certified: {parts['certifies']}"]
     if parts["note"]:

@@ -140,3 +140,50 @@ def test_a_report_written_before_the_witness_section_still_renders(searched):
     old["statistic"].pop("option_text")
     text = summary_text(old)
     assert "witness" in text and old["violations"][0]["pair"] in text
+
+
+@pytest.mark.parametrize("seed, side", [(2, "complement"), (4, "event")])
+def test_the_witness_says_whether_epsilon_comes_from_the_event_or_its_complement(seed, side):
+    # Laplace(0.5) on a count, audited against 1-DP: a curve point attains the headline ε at
+    # δ = 0.  At seed 2 its ε comes from ln((1 − δ − α_hi)/β_hi), the complement of the printed
+    # event; at seed 4 from ln((1 − δ − β_hi)/α_hi), the event itself (both checked below).
+    report = run_audit(LaplaceMechanism(0.5), scenarios.counting(1), claim=PureDP(1.0), samples=5_000, seed=seed,
+                       progress=False, accuracy=False)
+    record = report.witness["epsilon"]
+    event = report.evidence[record["evidence"]]
+    assert event.get("test") != "joint" and report.witness["refuting"] is None
+    alpha, beta, n = event["alpha_hi"], event["beta_hi"], event["n"]
+    from_event, from_complement = np.log((1 - beta) / alpha), np.log((1 - alpha) / beta)
+    assert record["bound"] == pytest.approx(max(from_event, from_complement), rel=1e-12)
+    assert (from_complement > from_event) == (side == "complement")
+    more, other = event["count_more_likely"], event["count_other"]
+    text = report.summary()
+    page = html.unescape(audit_section(report.to_dict(), figures={}))
+    for view in (text, page):  # auto's comparison, explained where it is shown
+        assert "auto tried" in view and "usage: the share of what the claim allows" in view
+        assert "separation: the difference of the statistic's means on D′ and D" in view
+    if side == "complement":
+        # The counts shown are those of the complement, and their plug-in ratio is at least the
+        # certified bound (Clopper–Pearson only lowers it).
+        assert f"from the complement not ({event['event']}), more likely on D" in text
+        assert f"{n - other:,} of {n:,} on D and {n - more:,} of {n:,} on D′" in text
+        assert np.log((n - other) / (n - more)) >= record["bound"]
+        assert "ε ≥ ln((1 − δ − α_hi)/β_hi)" in text
+    else:
+        assert "from the event itself" in text and "ε ≥ ln((1 − δ − β_hi)/α_hi)" in text
+        assert np.log(more / other) >= record["bound"]
+
+
+def test_the_other_searched_pairs_are_shown_as_data(searched):
+    data = searched.to_dict()
+    witness_pair = searched.evidence[searched.witness["refuting"]["evidence"]]["pair"]
+    others = [p for p in data["scenario"]["pairs"] if p["label"] != witness_pair]
+    assert others, "the search found more than one pair"
+    views = {"summary()": searched.summary(), "summary.md": summary_markdown([_entry(searched)], {}),
+             "report.html": html.unescape(audit_section(data, figures={}))}
+    for pair in others:
+        shown = lambda values: "[" + ", ".join(f"{v:g}" for v in np.ravel(values)) + "]"  # noqa: E731
+        for view, text in views.items():
+            assert pair["label"] in text, view
+            assert f"D = {shown(pair['base'])}" in text, (view, pair["label"])
+            assert f"D′ = {shown(pair['neighbor'])}" in text, (view, pair["label"])

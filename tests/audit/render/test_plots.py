@@ -223,3 +223,30 @@ def test_missing_matplotlib_gives_a_clear_error(gaussian, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import now raises ImportError
     with pytest.raises(plots.PlotsUnavailable, match=r"pip install 'dpaudit\[plots\]'"):
         plots.epsilon_figure(gaussian)
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.statistical
+def test_the_note_on_hidden_violations_is_drawn_over_nothing(violated, tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = plots.tradeoff_figure(violated)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (note,) = figure.axes[0].texts
+    box = note.get_window_extent(renderer)
+    # Outside both panels (so never over the staircase, its markers or the curves) ...
+    for ax in figure.axes:
+        assert not _overlaps(box, ax.get_window_extent(renderer)), ax.get_title()
+        assert not _overlaps(box, ax.title.get_window_extent(renderer)), ax.get_title()
+        assert not _overlaps(box, ax.xaxis.label.get_window_extent(renderer))
+    # ... and clear of the figure's title and legend, inside the figure.
+    assert not _overlaps(box, figure._suptitle.get_window_extent(renderer))
+    (legend,) = figure.legends
+    assert not _overlaps(box, legend.get_window_extent(renderer))
+    assert figure.bbox.contains(box.x0, box.y0) and figure.bbox.contains(box.x1, box.y1)
+    figure.savefig(tmp_path / "tradeoff.png")

@@ -1,0 +1,60 @@
+"""The witness in words (audit/render/witness.py): wide rows, which side an ε comes from, the
+statistic's notes explained.
+
+Rendering only, from hand-made report dicts: no draws, so nothing here rests on a tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.render.witness import pair_data_lines, statistic_lines
+
+LABEL = "replace row 7"
+
+
+def _report(pair: dict, statistic: dict | None = None) -> dict:
+    return {"scenario": {"pairs": [dict(pair, label=LABEL)]}, "pairs": [{"label": LABEL}],
+            "statistic": statistic or {}}
+
+
+def test_rows_too_wide_to_show_are_described_not_called_a_row():
+    row = np.round(np.linspace(0.0, 1.0, 100), 2)
+    other = row.copy()
+    other[[3, 50, 97]] = [0.9, 0.1, 0.0]
+    pair = {"base_shape": [40, 100], "neighbor_shape": [40, 100], "removed": [row.tolist()], "added": [other.tolist()]}
+    text = "\n".join(pair_data_lines(_report(pair), LABEL))
+    assert "a row" not in text.replace("a row of", "")  # never "the row a row replaced by a row"
+    assert ("D′ is D with a row of 100 values [0, 0.01, 0.02, 0.03, …] replaced by a row of 100 values "
+            "[0, 0.01, 0.02, 0.9, …], which differs from it in 3 of 100 coordinates (3, 50, 97; counting from 0)") in text
+    ones = {"base_shape": [40, 100], "neighbor_shape": [40, 100], "removed": [[1.0] * 100], "added": [[0.0] * 100]}
+    assert ("D′ is D with a row of 100 values (all 1) replaced by a row of 100 values (all 0), which differs from it "
+            "in 100 of 100 coordinates") in "\n".join(pair_data_lines(_report(ones), LABEL))
+    added = {"base_shape": [40, 100], "neighbor_shape": [41, 100], "removed": [], "added": [row.tolist()]}
+    text = "\n".join(pair_data_lines(_report(added), LABEL))
+    assert "D′ is D plus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in text
+    removed = {"base_shape": [41, 100], "neighbor_shape": [40, 100], "removed": [row.tolist()], "added": []}
+    text = "\n".join(pair_data_lines(_report(removed), LABEL))
+    assert "D′ is D minus a row of 100 values [0, 0.01, 0.02, 0.03, …]" in text
+    small = {"base_shape": [2, 1], "neighbor_shape": [2, 1], "removed": [[1.0]], "added": [[2.0]]}
+    assert "D′ is D with the row [1] replaced by [2]" in "\n".join(pair_data_lines(_report(small), LABEL))
+    narrow = {"base_shape": [2, 4], "neighbor_shape": [3, 4], "removed": [], "added": [[1.0, 1.0, 0.0, 1.0]]}
+    assert "D′ is D plus the row [1, 1, 0, 1]" in "\n".join(pair_data_lines(_report(narrow), LABEL))
+
+
+def test_the_statistic_notes_say_what_usage_columns_groups_blocks_and_patterns_are():
+    entry = {"kind": "flag-value", "columns": [0, 2], "groups": [3, 5], "blocks": [[0, 1], [2]], "patterns": [4, 2],
+             "auto_choice": "flag-value",
+             "auto": {"rule": "largest held-out usage", "held_out": [500, 500],
+                      "tried": {"linear": {"usage": [0.1, 0.4], "separation": 0.3},
+                                "flag-value": {"usage": [0.8, 1.3], "separation": 0.9}}}}
+    lines = statistic_lines(_report({"base_shape": [3, 1], "neighbor_shape": [4, 1]},
+                                    {"option": "auto", "pairs": [entry], "training_samples": 1000}), LABEL)
+    text = "\n".join(lines)
+    assert "usage: the share of what the claim allows" in text and "held-out draws" in text
+    assert "separation: the difference of the statistic's means on D′ and D in pooled standard deviations" in text
+    assert "columns (output coordinates, each scored by its own log-ratio estimate): 0, 2" in text
+    assert "groups (the groups of alike values each column's histogram was merged into, per column): 3, 5" in text
+    assert "blocks (⊤/⊥ pattern columns scored together, as they depend on each other): [0, 1], [2]" in text
+    assert "patterns (distinct sub-patterns of each block seen in training; an unseen one scores 0): 4, 2" in text
+    assert "\ncolumns: " not in "\n" + text and "\nblocks: " not in "\n" + text
