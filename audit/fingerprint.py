@@ -9,7 +9,10 @@ nothing about its draws (edit a function and rerun: the name is unchanged), so
   it uses), its defaults and keyword defaults, the values in its closure, and the module-level
   globals it reads (a global function or class is digested as code, a global number, string,
   array or container as data, a module by name; for a module of your own the attributes the
-  function may read from it, such as ``helpers.SCALE``, are digested too);
+  function may read from it, such as ``helpers.SCALE``, are digested too).  Only what the function
+  reaches counts: the globals its instructions read (``LOAD_GLOBAL``), not every name it mentions,
+  so another function of the same module, or one named like a method it calls (``rng.normal``
+  beside a global ``normal``), is not part of its digest unless it calls it;
 * a bound method: its function and its object; :func:`functools.partial`: its function and
   arguments;
 * an object (a callable instance, a value in a closure): its class (the code of the class and its
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
+import dis
 import enum
 import functools
 import hashlib
@@ -106,13 +110,27 @@ def _library_version(module: Optional[str]) -> str:
     return str(getattr(top, "__version__", "")) if top is not None else ""
 
 
-def _code_names(code: types.CodeType) -> set[str]:
-    """Every name a code object and the code objects nested in it may look up (globals, attributes)."""
-    names = set(code.co_names)
+#: Instructions that read or write a module global, and those that read an attribute of an object.
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "LOAD_SUPER_ATTR",
+                            "IMPORT_FROM"})
+
+
+def _code_names(code: types.CodeType) -> tuple[set[str], set[str]]:
+    """The globals a code object and the code objects nested in it read (by their instructions, so
+    ``rng.normal`` does not count as reading a global ``normal``), and the attribute names they read."""
+    globals_read, attributes = set(), set()
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _GLOBAL_OPS:
+            globals_read.add(instruction.argval)
+        elif instruction.opname in _ATTRIBUTE_OPS:
+            attributes.add(instruction.argval)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
+            nested_globals, nested_attributes = _code_names(const)
+            globals_read |= nested_globals
+            attributes |= nested_attributes
+    return globals_read, attributes
 
 
 class _Walker:
@@ -275,16 +293,16 @@ class _Walker:
             except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
                 cells.append((name, None))
         self.walk(tuple(value for _, value in cells), f"{where} closure")
-        names = _code_names(function.__code__)
+        globals_read, attributes_read = _code_names(function.__code__)
         namespace = function.__globals__
-        read = sorted(name for name in names if name in namespace)
+        read = sorted(name for name in globals_read if name in namespace)
         self._emit("globals", ",".join(read).encode())
         for name in read:
             global_value = namespace[name]
             self.walk(global_value, f"{function.__qualname__}: global {name}")
             if isinstance(global_value, types.ModuleType) and not is_library_module(global_value.__name__):
                 # a module of the user's: the attributes the function may read from it
-                attributes = sorted(n for n in names if hasattr(global_value, n)
+                attributes = sorted(n for n in attributes_read if hasattr(global_value, n)
                                     and not isinstance(getattr(global_value, n), types.ModuleType))
                 self._emit("module-attributes", ",".join(attributes).encode())
                 for attribute in attributes:

@@ -195,6 +195,15 @@ def test_closures_defaults_globals_partials_and_objects_are_covered():
     assert _differ(GaussianMechanism(1.0, 1e-5), GaussianMechanism(1.0, 2e-5))
 
 
+def test_only_what_the_mechanism_reaches_is_digested():
+    mechanism = "def mechanism(d, size, rng):\n    return rng.normal(0, helper(), (size, 1))\n"
+    module = "def helper():\n    return 1.0\n\ndef normal(x):\n    return {normal}\n\ndef unrelated():\n    return {other}\n"
+    base = _function(module.format(normal="x", other=1) + mechanism)
+    # Another function of the module, and one named like the method `rng.normal`, are not reached.
+    assert not _differ(base, _function(module.format(normal="-x", other=2) + mechanism))
+    assert _differ(base, _function(module.replace("return 1.0", "return 2.0").format(normal="x", other=1) + mechanism))
+
+
 def test_a_module_of_the_users_is_read_through_the_attributes_used(user_module):
     module = user_module("SCALE = 1.0\n")
     mechanism = _function("def mechanism(d, size, rng):\n    return rng.laplace(0, helpers.SCALE, (size, 1))\n",
