@@ -160,10 +160,12 @@ def _add_run(commands: Any) -> None:
                      help="what to print on stdout (default: %(default)s)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.add_argument("--no-plots", action="store_true", help="do not draw figures")
-    run.add_argument("--resume", action="store_true", help="continue an interrupted run: finished audits "
-                     "are taken from OUT/report.json, the others continue from OUT/checkpoints/")
-    run.add_argument("--overwrite", action="store_true", help="discard an unfinished run in OUT and start "
-                     "again (without --resume or --overwrite, a run refuses to start over unfinished work)")
+    run.add_argument("--resume", action="store_true", help="continue an earlier run in OUT: its finished audits "
+                     "whose file, settings and mechanism are unchanged are taken from OUT/report.json, the "
+                     "others continue from OUT/checkpoints/ (or run again)")
+    run.add_argument("--overwrite", action="store_true", help="discard an unfinished run in OUT, or finished "
+                     "audits this run does not include, and start again (without --resume or --overwrite, a "
+                     "run refuses to start over unfinished work or to drop finished audits)")
     run.add_argument("--keep-checkpoints", action="store_true", help="keep OUT/checkpoints/ after "
                      "a finished run (by default the checkpoints of completed audits are removed)")
     run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
@@ -304,7 +306,8 @@ def _load_specs(files: Sequence[Path]) -> list:
 
 
 def _check_output_folder(out: Path, specs: Sequence[Any], resume: bool, overwrite: bool) -> None:
-    """Refuse to start over an unfinished run unless told to resume it or to overwrite it."""
+    """Refuse to start over an unfinished run unless told to resume it or to overwrite it, and to drop
+    the finished audits of an earlier run unless told to overwrite them."""
     if resume and overwrite:
         raise UsageError("dpaudit run: --resume and --overwrite exclude each other (continue the unfinished "
                          "run, or discard it)")
@@ -312,6 +315,15 @@ def _check_output_folder(out: Path, specs: Sequence[Any], resume: bool, overwrit
     if unfinished is not None and not (resume or overwrite):
         raise UsageError(f"dpaudit run: {out} holds an unfinished run ({unfinished}); rerun with --resume to "
                          "continue it, or with --overwrite to discard it and start again")
+    dropped = run_folder.dropped_audits(out, specs)
+    if dropped and not overwrite:  # finished work is never replaced silently
+        raise UsageError(f"dpaudit run: {out / 'report.json'} holds finished audits that this run does not "
+                         f"include ({', '.join(map(repr, dropped))}), which it would drop from report.json, "
+                         "report.html and summary.md; give their files too (with --resume, those unchanged are "
+                         "kept without running again), choose another --out, or rerun with --overwrite to "
+                         "replace the report")
+    if overwrite:
+        run_folder.discard_saved_audits(out, specs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -341,21 +353,23 @@ def _run(args: argparse.Namespace) -> int:
                           plots=not args.no_plots, progress=not args.no_progress,
                           debug=getattr(args, "debug", False))
     levels = {level["name"]: level for level in control["levels"]}
-    saved, changed = run_folder.saved_entries(out, specs, options) if args.resume else ({}, [])
+    earlier = run_folder.saved_entries(out, specs, options) if args.resume else run_folder.SavedRun()
+    saved, when = earlier.kept, earlier.when
     for spec in specs:
         checkpoint, timing = suite.checkpoint_path(out, spec), suite.timing_path(out, spec)
-        if spec.name in changed:
-            print(f"dpaudit: {spec.name}: finished before the interruption, but its file, settings or code "
-                  "changed since; audited again", file=sys.stderr)
-        if not args.resume or spec.name in saved or spec.name in changed:
+        if spec.name in earlier.changed:
+            print(f"dpaudit: {spec.name}: finished {when}, but {earlier.changed[spec.name]} changed since; "
+                  "audited again", file=sys.stderr)
+        if spec.name in earlier.failed:
+            print(f"dpaudit: {spec.name}: ended with an error in the earlier run; audited again", file=sys.stderr)
+        if not args.resume or spec.name in saved or spec.name in earlier.changed:
             for path in (checkpoint, timing):  # a fresh audit never mixes in an older one
                 if path.exists():
                     path.unlink()
         elif checkpoint.exists():
             print(f"dpaudit: {spec.name}: resuming from {checkpoint}", file=sys.stderr)
         if spec.name in saved:
-            print(f"dpaudit: {spec.name}: finished before the interruption; taken from {out / 'report.json'}",
-                  file=sys.stderr)
+            print(f"dpaudit: {spec.name}: finished {when}; taken from {out / 'report.json'}", file=sys.stderr)
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
     entries: list[dict] = []

@@ -3,21 +3,26 @@
 The folder holds report.json (``finished`` false while a run is going or after it was interrupted),
 summary.md, report.html, figures, and, per unfinished audit, its checkpoint and timing file in
 ``checkpoints/``.  :func:`unfinished_run` says what an interrupted run left there (the command line
-refuses to start over it unless told ``--resume`` or ``--overwrite``); :func:`saved_entries` gives the
-finished audits ``--resume`` takes from report.json instead of running them again; :func:`saved_message`
+refuses to start over it unless told ``--resume`` or ``--overwrite``); :func:`dropped_audits` names the
+finished audits a rerun of fewer files would drop from the report (refused too, unless ``--overwrite``,
+when :func:`discard_saved_audits` takes their figures and checkpoints with them); :func:`saved_entries` gives the
+finished audits ``--resume`` takes from report.json instead of running them again (and says what
+changed for those it audits again); :func:`saved_message`
 is the one line an interruption prints; :func:`remove_checkpoints` tidies up after a finished run.
 :func:`error_control` decides each audit's confidence: the stricter of its file's and the run's.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .render.files import ReportFileError, load_report
-from .suite import RunSettings, audit_key, checkpoint_path, timing_path
+from .render.text import figure_stem
+from .suite import RunSettings, audit_key, audit_key_parts, changed_parts, checkpoint_path, timing_path
 
-__all__ = ["error_control", "unfinished_run", "saved_entries", "saved_message", "remove_checkpoints"]
+__all__ = ["error_control", "unfinished_run", "dropped_audits", "discard_saved_audits", "SavedRun", "saved_entries", "saved_message", "remove_checkpoints"]
 
 
 def error_control(specs, confidence: Optional[float], method: str) -> dict:
@@ -69,28 +74,88 @@ def unfinished_run(out: Path, specs: Sequence[Any]) -> Optional[str]:
     return "; ".join(parts) or "report.json marked unfinished"
 
 
-def saved_entries(out: Path, specs: Sequence[Any], options: RunSettings) -> tuple[dict[str, dict], list[str]]:
-    """The finished audits of an interrupted run that ``--resume`` takes from ``out/report.json``
-    instead of running again (those whose :func:`audit.suite.audit_key` is unchanged), and the
-    names of finished audits whose file, settings or code changed since (audited again)."""
+@dataclass(frozen=True)
+class SavedRun:
+    """What ``--resume`` finds in ``OUT/report.json`` for the audits of this run.
+
+    ``kept``: the finished audits taken from the report (by name); ``changed``: the finished audits
+    whose file, settings or code changed since, each with what changed in words (audited again);
+    ``failed``: the audits that ended with an error (audited again); ``interrupted``: whether the
+    earlier run was interrupted (the report is marked unfinished) rather than finished.
+    """
+
+    kept: dict = field(default_factory=dict)
+    changed: dict = field(default_factory=dict)
+    failed: tuple = ()
+    interrupted: bool = False
+
+    @property
+    def when(self) -> str:
+        """When the saved audits finished, as a message says it."""
+        return "before the interruption" if self.interrupted else "in the earlier run"
+
+
+def saved_entries(out: Path, specs: Sequence[Any], options: RunSettings) -> SavedRun:
+    """The finished audits of an earlier run that ``--resume`` takes from ``out/report.json``
+    instead of running again (those whose :func:`audit.suite.audit_key` is unchanged), and those
+    it audits again (see :class:`SavedRun`)."""
     path = out / "report.json"
     if not path.exists():
-        return {}, []
+        return SavedRun()
     try:
         document = load_report(path)
     except ReportFileError:
-        return {}, []
-    saved = {entry["name"]: entry for entry in document["audits"] if entry.get("report") is not None}
-    kept, changed = {}, []
+        return SavedRun()
+    entries = {entry["name"]: entry for entry in document["audits"]}
+    kept, changed, failed = {}, {}, []
     for spec in specs:
-        entry = saved.get(spec.name)
+        entry = entries.get(spec.name)
         if entry is None:
             continue
-        if entry.get("audit_key") == audit_key(spec, options.audit_settings(spec)):
+        if entry.get("report") is None:
+            failed.append(spec.name)
+            continue
+        settings = options.audit_settings(spec)
+        parts = audit_key_parts(spec, settings)
+        if entry.get("audit_key") == audit_key(spec, settings, parts):
             kept[spec.name] = entry
         else:
-            changed.append(spec.name)
-    return kept, changed
+            changed[spec.name] = changed_parts(entry.get("audit_key_parts"), parts)
+    return SavedRun(kept, changed, tuple(failed), interrupted=document.get("finished") is False)
+
+
+def _saved_document(out: Path) -> Optional[dict]:
+    try:
+        return load_report(out / "report.json") if (out / "report.json").exists() else None
+    except ReportFileError:
+        return None
+
+
+def dropped_audits(out: Path, specs: Sequence[Any]) -> list[str]:
+    """The finished audits of ``out/report.json`` that a run of ``specs`` does not include: it would
+    drop them from report.json, report.html and summary.md (each is rewritten with this run's audits)."""
+    document = _saved_document(out)
+    names = {spec.name for spec in specs}
+    return [] if document is None else [entry["name"] for entry in document["audits"]
+                                        if entry.get("report") is not None and entry["name"] not in names]
+
+
+def discard_saved_audits(out: Path, specs: Sequence[Any]) -> None:
+    """Before an ``--overwrite`` run: remove the figures of every audit of ``out/report.json`` (the
+    run draws its own) and the checkpoints of those it does not include, so that the folder holds
+    this run's audits and nothing else."""
+    document = _saved_document(out)
+    if document is None:
+        return
+    names = {spec.name for spec in specs}
+    for entry in document["audits"]:
+        paths = [out / str(path) for path in (entry.get("figures") or {}).values()]
+        if entry["name"] not in names:
+            stem = figure_stem(entry["name"])
+            paths += [out / "checkpoints" / f"{stem}.npz", out / "checkpoints" / f"{stem}.time.json"]
+        for path in paths:
+            if path.resolve().is_relative_to(out.resolve()) and path.is_file():
+                path.unlink()
 
 
 def saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:
