@@ -322,8 +322,6 @@ def _check_output_folder(out: Path, specs: Sequence[Any], resume: bool, overwrit
                          "report.html and summary.md; give their files too (with --resume, those unchanged are "
                          "kept without running again), choose another --out, or rerun with --overwrite to "
                          "replace the report")
-    if overwrite:
-        run_folder.discard_saved_audits(out, specs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -355,6 +353,7 @@ def _run(args: argparse.Namespace) -> int:
     levels = {level["name"]: level for level in control["levels"]}
     earlier = run_folder.saved_entries(out, specs, options) if args.resume else run_folder.SavedRun()
     saved, when = earlier.kept, earlier.when
+    replaced = run_folder.replaced_files(out, specs)  # the saved report's figures, dropped audits' checkpoints
     for spec in specs:
         checkpoint, timing = suite.checkpoint_path(out, spec), suite.timing_path(out, spec)
         if spec.name in earlier.changed:
@@ -401,11 +400,17 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc} (or run without --resume)") from exc
     except KeyboardInterrupt:
         now = time.time()
-        for spec in specs[len(entries):]:
-            suite.close_timing(out, spec, now)
+        reached = {entry["name"] for entry in entries}  # audits taken from the saved report stay in it
+        entries += [saved[spec.name] for spec in specs if spec.name in saved and spec.name not in reached]
+        done = {entry["name"] for entry in entries}
+        for spec in specs:
+            if spec.name not in done:
+                suite.close_timing(out, spec, now)
         render_files.write_reports(out, entries, settings, finished=False)
+        run_folder.remove_replaced(out, replaced, entries)
         raise Interrupted(run_folder.saved_message(out, specs, entries)) from None
     written = render_files.write_reports(out, entries, settings)
+    run_folder.remove_replaced(out, replaced, entries)
     removed = 0 if args.keep_checkpoints else run_folder.remove_checkpoints(out, specs, entries)
     accuracy = any((entry.get("report") or {}).get("accuracy") for entry in entries)
     if args.format == "json":

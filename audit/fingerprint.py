@@ -111,7 +111,8 @@ def _library_version(module: Optional[str]) -> str:
 
 
 #: Instructions that read or write a module global, and those that read an attribute of an object.
-_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME",
+                         "LOAD_FROM_DICT_OR_GLOBALS"})
 _ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "LOAD_SUPER_ATTR",
                             "IMPORT_FROM"})
 

@@ -4,12 +4,13 @@ The folder holds report.json (``finished`` false while a run is going or after i
 summary.md, report.html, figures, and, per unfinished audit, its checkpoint and timing file in
 ``checkpoints/``.  :func:`unfinished_run` says what an interrupted run left there (the command line
 refuses to start over it unless told ``--resume`` or ``--overwrite``); :func:`dropped_audits` names the
-finished audits a rerun of fewer files would drop from the report (refused too, unless ``--overwrite``,
-when :func:`discard_saved_audits` takes their figures and checkpoints with them); :func:`saved_entries` gives the
-finished audits ``--resume`` takes from report.json instead of running them again (and says what
-changed for those it audits again); :func:`saved_message`
-is the one line an interruption prints; :func:`remove_checkpoints` tidies up after a finished run.
-:func:`error_control` decides each audit's confidence: the stricter of its file's and the run's.
+finished audits a rerun of fewer files would drop from the report (refused too, unless
+``--overwrite``); :func:`replaced_files` and :func:`remove_replaced` remove what a run replaced
+(figures it did not draw again, the dropped audits' checkpoints), so report and folder agree;
+:func:`saved_entries` gives the finished audits ``--resume`` takes from report.json instead of running
+them again, and says what changed for those it audits again; :func:`saved_message` is the one line an
+interruption prints; :func:`remove_checkpoints` tidies up after a finished run.  :func:`error_control`
+decides each audit's confidence: the stricter of its file's and the run's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .render.files import ReportFileError, load_report
 from .render.text import figure_stem
 from .suite import RunSettings, audit_key, audit_key_parts, changed_parts, checkpoint_path, timing_path
 
-__all__ = ["error_control", "unfinished_run", "dropped_audits", "discard_saved_audits", "SavedRun", "saved_entries", "saved_message", "remove_checkpoints"]
+__all__ = ["error_control", "unfinished_run", "dropped_audits", "replaced_files", "remove_replaced", "SavedRun", "saved_entries", "saved_message", "remove_checkpoints"]
 
 
 def error_control(specs, confidence: Optional[float], method: str) -> dict:
@@ -140,27 +141,37 @@ def dropped_audits(out: Path, specs: Sequence[Any]) -> list[str]:
                                         if entry.get("report") is not None and entry["name"] not in names]
 
 
-def discard_saved_audits(out: Path, specs: Sequence[Any]) -> None:
-    """Before an ``--overwrite`` run: remove the figures of every audit of ``out/report.json`` (the
-    run draws its own) and the checkpoints of those it does not include, so that the folder holds
-    this run's audits and nothing else."""
+def replaced_files(out: Path, specs: Sequence[Any]) -> list[Path]:
+    """The files of ``out`` that belong to its saved report (read before a run rewrites it): every
+    audit's figures, and the checkpoints of the audits a run of ``specs`` does not include (an
+    ``--overwrite`` run drops them).  :func:`remove_replaced` removes those the run did not reuse."""
     document = _saved_document(out)
     if document is None:
-        return
+        return []
     names = {spec.name for spec in specs}
+    paths = []
     for entry in document["audits"]:
-        paths = [out / str(path) for path in (entry.get("figures") or {}).values()]
+        paths += [out / str(path) for path in (entry.get("figures") or {}).values()]
         if entry["name"] not in names:
             stem = figure_stem(entry["name"])
             paths += [out / "checkpoints" / f"{stem}.npz", out / "checkpoints" / f"{stem}.time.json"]
-        for path in paths:
-            if path.resolve().is_relative_to(out.resolve()) and path.is_file():
-                path.unlink()
+    return [path for path in paths if path.resolve().is_relative_to(out.resolve())]
+
+
+def remove_replaced(out: Path, replaced: Sequence[Path], entries: Sequence[dict]) -> None:
+    """After a run wrote its report: remove the files of :func:`replaced_files` that none of its
+    ``entries`` uses (the figures of an audit run again with ``--no-plots``, of a dropped audit), so
+    that report.json, report.html, summary.md and ``figures/`` describe the same audits."""
+    used = {(out / str(path)).resolve() for entry in entries for path in (entry.get("figures") or {}).values()}
+    for path in replaced:
+        if path.resolve() not in used and path.is_file():
+            path.unlink()
 
 
 def saved_message(out: Path, specs: Sequence[Any], entries: Sequence[dict]) -> str:
     """One line: which audits are finished in the report, which have progress in a checkpoint."""
-    pending = [spec for spec in specs[len(entries):] if checkpoint_path(out, spec).exists()]
+    done = {entry["name"] for entry in entries}
+    pending = [spec for spec in specs if spec.name not in done and checkpoint_path(out, spec).exists()]
     finished = f"{len(entries)} of {len(specs)} audits finished and saved in {out / 'report.json'}"
     partial = (f"; partial progress of {', '.join(repr(s.name) for s in pending)} saved in "
                f"{out / 'checkpoints'}" if pending else "; no partial progress saved")

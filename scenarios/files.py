@@ -502,9 +502,10 @@ def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
             f"{ctx.path}: mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from exc
     output = np.asarray(returned)
     if output.ndim not in (1, 2) or output.shape[0] != 1:
-        raise ScenarioFileError(
-            f"{ctx.path}: mechanism {name!r} returned {type(returned).__name__} of shape {output.shape} for size 1 "
-            f"({where}); it must return one row per draw: return np.asarray(...) of shape (size, k) or (size,)")
+        fix = ("return np.asarray(...) of shape (size, k) or (size,), one row per draw" if output.ndim == 0 else
+               "it must return one row per draw, shape (size, k) or (size,)")
+        raise ScenarioFileError(f"{ctx.path}: mechanism {name!r} returned {type(returned).__name__} of shape "
+                                f"{output.shape} for size 1 ({where}); {fix}")
 
 
 # -- public entry points ---------------------------------------------------------------------------

@@ -272,10 +272,13 @@ def test_a_rerun_of_fewer_files_refuses_to_drop_finished_audits(tmp_path, capsys
 def test_a_rerun_of_the_same_files_still_replaces_their_audits(tmp_path, capsys):
     path = gaussian(tmp_path, "a")
     out = tmp_path / "out"
-    assert run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    assert run(capsys, "run", path, "--out", out, "--no-progress")[0] == 0
+    assert any((out / "figures").iterdir())
     path.write_text(path.read_text().replace("seed = 5", "seed = 8"))
     assert run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
-    assert json.loads((out / "report.json").read_text())["audits"][0]["report"]["seed"] == 8
+    entry = json.loads((out / "report.json").read_text())["audits"][0]
+    assert entry["report"]["seed"] == 8 and not entry.get("figures")
+    assert not any((out / "figures").iterdir())  # no figure of the replaced audit is left behind
 
 
 # -- messages ------------------------------------------------------------------------------------
@@ -398,3 +401,18 @@ def test_an_error_at_load_time_is_not_blamed_on_the_width_unless_it_is(messages,
     wide = write(folder, "wide", GAUSSIAN.format(name="wide", extra="").replace("d = 1", "d = 3"))
     code, _, err = run(capsys, "run", wide, "--out", folder / "out")
     assert code == 2 and "rows of width 3" in err and "d = 1" in err
+
+
+def test_an_interrupted_resume_keeps_the_audits_it_had_not_reached(tmp_path, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "ux_interruptible", raising=False)
+    (tmp_path / "ux_interruptible.py").write_text(SLOW_MODULE)
+    paths = [write(tmp_path, "second", INTERRUPTIBLE), gaussian(tmp_path, "first")]
+    out = tmp_path / "out"
+    assert run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    first = json.loads((out / "report.json").read_text())["audits"][1]
+    paths[0].write_text(paths[0].read_text().replace("seed = 6", "seed = 9"))  # audited again, then Ctrl-C
+    (tmp_path / "interrupt").write_text("")
+    code, _, err = run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress", "--resume")
+    assert code == 130 and "1 of 2 audits finished" in err
+    assert json.loads((out / "report.json").read_text())["audits"] == [first]  # not lost
