@@ -56,7 +56,7 @@ import numpy as np
 
 from mechanisms.parameters import FrozenParameters
 
-__all__ = ["Digest", "value_digest", "is_library_module"]
+__all__ = ["Digest", "value_digest", "reached_parts", "is_library_module"]
 
 #: Values walked before a digest gives up (the rest is reported unverified).
 MAX_NODES = 200_000
@@ -283,6 +283,14 @@ class _Walker:
         if is_library_module(function.__module__):
             self._named(function, where)
             return
+        self._function_own(function, where)
+        reads = _reads(function)
+        self._emit("globals", ",".join(label for label, _ in reads).encode())
+        for label, value in reads:
+            self.walk(value, f"{function.__qualname__}: {label}")
+
+    def _function_own(self, function: types.FunctionType, where: str) -> None:
+        """A function's own part: its name, code, defaults and closure (not the globals it reads)."""
         self._emit("function", f"{function.__module__}.{function.__qualname__}".encode())
         self._code(function.__code__, where)
         self.walk(function.__defaults__, f"{where} defaults")
@@ -294,20 +302,6 @@ class _Walker:
             except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
                 cells.append((name, None))
         self.walk(tuple(value for _, value in cells), f"{where} closure")
-        globals_read, attributes_read = _code_names(function.__code__)
-        namespace = function.__globals__
-        read = sorted(name for name in globals_read if name in namespace)
-        self._emit("globals", ",".join(read).encode())
-        for name in read:
-            global_value = namespace[name]
-            self.walk(global_value, f"{function.__qualname__}: global {name}")
-            if isinstance(global_value, types.ModuleType) and not is_library_module(global_value.__name__):
-                # a module of the user's: the attributes the function may read from it
-                attributes = sorted(n for n in attributes_read if hasattr(global_value, n)
-                                    and not isinstance(getattr(global_value, n), types.ModuleType))
-                self._emit("module-attributes", ",".join(attributes).encode())
-                for attribute in attributes:
-                    self.walk(getattr(global_value, attribute), f"{name}.{attribute}")
 
     def _code(self, code: types.CodeType, where: str) -> None:
         self._emit("code", code.co_code)
@@ -336,10 +330,12 @@ class _Walker:
             for name in members:
                 self.walk(vars(klass)[name], f"{klass.__qualname__}.{name}")
 
-    def _object(self, value: Any, where: str) -> None:
-        """Any other object: its class, and its state as pickle would reduce it."""
+    def _object(self, value: Any, where: str, *, with_class: bool = True) -> None:
+        """Any other object: its class (unless ``with_class`` is false), and its state as pickle
+        would reduce it."""
         cls = type(value)
-        self._type(cls, where)
+        if with_class:
+            self._type(cls, where)
         if isinstance(value, FrozenParameters):  # built from its constructor's arguments
             self._emit("parameters")
             self.walk(value._params, f"{where} parameters")
@@ -385,6 +381,71 @@ class _Walker:
 
 
 _LOCKS = (type(threading.Lock()), type(threading.RLock()))
+
+
+def _reads(function: types.FunctionType) -> list[tuple[str, Any]]:
+    """What a function reads outside itself, labelled, in a fixed order: each module global its code
+    reads (``global SCALE``) and, for a module of the user's, each attribute it may read from it
+    (``helpers.SCALE``)."""
+    globals_read, attributes_read = _code_names(function.__code__)
+    namespace = function.__globals__
+    found: list[tuple[str, Any]] = []
+    for name in sorted(name for name in globals_read if name in namespace):
+        value = namespace[name]
+        found.append((f"global {name}", value))
+        if isinstance(value, types.ModuleType) and not is_library_module(value.__name__):
+            found += [(f"{name}.{attribute}", getattr(value, attribute)) for attribute in sorted(attributes_read)
+                      if hasattr(value, attribute) and not isinstance(getattr(value, attribute), types.ModuleType)]
+    return found
+
+
+def reached_parts(value: Any) -> dict[str, str]:
+    """One digest per part of what ``value`` reaches, one level deep, so that a changed
+    :func:`value_digest` can be traced to its part: a function's own code (bytecode, constants,
+    defaults, closure) and each global it reads; an object's state and each member its own classes
+    define (a method split like a function); a bound method, both.  Anything else is one part."""
+    parts: dict[str, str] = {}
+
+    def function(fn: types.FunctionType, prefix: str) -> None:
+        name = prefix + fn.__qualname__
+        if is_library_module(fn.__module__):
+            parts[name] = value_digest(fn).hexdigest
+            return
+        walker = _Walker()
+        walker._function_own(fn, name)
+        parts[f"{name}'s code"] = walker.hash.hexdigest()
+        for label, read in _reads(fn):
+            parts[f"{name}: {label}"] = value_digest(read).hexdigest
+
+    def member(item: Any, name: str) -> None:
+        inner = getattr(item, "__func__", None) if isinstance(item, (staticmethod, classmethod)) else item
+        if isinstance(inner, types.FunctionType):
+            function(inner, "")
+        elif isinstance(item, property) and isinstance(item.fget, types.FunctionType):
+            function(item.fget, "")
+        else:
+            parts[name] = value_digest(item).hexdigest
+
+    if isinstance(value, types.MethodType):
+        if isinstance(value.__func__, types.FunctionType):
+            function(value.__func__, "")
+        value = value.__self__
+    if isinstance(value, types.FunctionType):
+        function(value, "")
+        return parts
+    if isinstance(value, (type, types.ModuleType)) or not hasattr(value, "__dict__") and not dataclasses.is_dataclass(value):
+        parts.setdefault("value", value_digest(value).hexdigest)
+        return parts
+    cls = type(value)
+    state = _Walker()
+    state._object(value, "state", with_class=False)  # the class's members are split below
+    parts["state"] = state.hash.hexdigest()
+    for klass in cls.__mro__:
+        if klass is object or is_library_module(klass.__module__):
+            continue
+        for name in sorted(name for name in vars(klass) if name not in _CLASS_NOISE):
+            member(vars(klass)[name], f"{klass.__qualname__}.{name}")
+    return parts
 
 
 def _cached_names(cls: type) -> frozenset:

@@ -32,7 +32,7 @@ from .engine import run_audit
 from .errors import CheckpointError, MechanismError, ReproducibilityWarning
 from .executor import quiet_abandoned_tasks
 from .feasibility import SampleSizeWarning
-from .fingerprint import value_digest
+from .fingerprint import reached_parts, value_digest
 from .render.files import error_entry, make_entry
 from .render.plots import PlotsUnavailable, save_figures
 from .render.text import figure_stem
@@ -152,7 +152,9 @@ _DECIDING = ("samples", "confidence", "seed", "statistic", "early_stopping", "ac
 
 def audit_key_parts(spec: Any, settings: AuditSettings) -> dict:
     """What identifies an audit's result: its file (path and content), the settings that decide its
-    report, its claim, its mechanism's name and code (:func:`_code_digest`), and dpaudit's version."""
+    report, its claim, its mechanism's name and code (:func:`_code_digest`), and dpaudit's version;
+    ``code_parts`` (not part of the key) splits the code's digest by part
+    (:func:`audit.fingerprint.reached_parts`), so that a re-audit can say which part changed."""
     try:
         content = hashlib.sha256(Path(spec.path).read_bytes()).hexdigest()
     except OSError:
@@ -160,7 +162,8 @@ def audit_key_parts(spec: Any, settings: AuditSettings) -> dict:
     decided = {name: value for name, value in settings.to_dict().items() if name in _DECIDING}
     parts = {"path": str(spec.path), "file": content, "settings": decided, "version": __version__,
              "claim": None if spec.claim is None else spec.claim.to_dict(),
-             "mechanism": mechanism_name(spec.mechanism), "code": _code_digest(spec.mechanism)}
+             "mechanism": mechanism_name(spec.mechanism), "code": _code_digest(spec.mechanism),
+             "code_parts": {name: digest[:16] for name, digest in reached_parts(spec.mechanism).items()}}
     return json.loads(json.dumps(parts, sort_keys=True, default=str))  # as report.json keeps it
 
 
@@ -168,7 +171,8 @@ def audit_key(spec: Any, settings: AuditSettings, parts: Optional[dict] = None) 
     """The digest of :func:`audit_key_parts`.  ``dpaudit run --resume`` takes an audit from the
     saved report only when its key is unchanged."""
     parts = audit_key_parts(spec, settings) if parts is None else parts
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    keyed = {name: value for name, value in parts.items() if name != "code_parts"}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def changed_parts(saved: Optional[dict], parts: dict) -> str:
@@ -188,10 +192,22 @@ def changed_parts(saved: Optional[dict], parts: dict) -> str:
     if saved.get("mechanism") != parts["mechanism"]:
         said.append(f"its mechanism ({saved.get('mechanism')} → {parts['mechanism']})")
     elif saved.get("code") != parts["code"]:
-        said.append("its mechanism's code or the values it reads")
+        said.append("its mechanism's code or the values it reads" + _which(saved.get("code_parts"), parts["code_parts"]))
     if saved.get("version") != parts["version"]:
         said.append(f"dpaudit's version ({saved.get('version')} → {parts['version']})")
     return " and ".join(said) or "its file, settings or code"
+
+
+def _which(saved: Any, parts: dict, shown: int = 3) -> str:
+    """`` (noisy_count: global SCALE)``: the parts of a mechanism whose digest changed, added or
+    went, when the saved report kept them."""
+    if not isinstance(saved, dict):
+        return ""
+    names = sorted(name for name in set(saved) | set(parts) if saved.get(name) != parts.get(name))
+    if not names:
+        return ""
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return f" ({', '.join(names[:shown])}{more})"
 
 
 #: Warnings of an audit that ``dpaudit run`` shows at once and keeps in the report's entry.

@@ -354,8 +354,8 @@ def test_resume_keeps_an_audit_whose_own_code_did_not_change(messages, capsys):
     code, _, err = run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--resume")
     assert code == 0, err
     line = " ".join(err.split())
-    assert "count: finished in the earlier run, but its mechanism's code or the values it reads changed " \
-           "since; audited again" in line
+    assert "count: finished in the earlier run, but its mechanism's code or the values it reads " \
+           "(noisy_count: global SCALE) changed since; audited again" in line
 
 
 def test_resume_names_the_settings_that_changed(messages, capsys):
