@@ -494,8 +494,7 @@ def _list(args: argparse.Namespace) -> int:
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 print(f"  {path.stem:<44} (malformed: {reason})")
                 continue
-            claim = str(file.claim) if file.claim is not None else "the mechanism's own claim"
-            print(f"  {file.name:<44} {claim:<32} expected {file.expected or '—':<9} {samples} samples")
+            print(f"  {file.name:<44} {file.claim_text:<32} expected {file.expected or '—':<9} {samples} samples")
             print(f"  {'':<44} mechanism {file.mechanism}")
     return EXIT_OK
 

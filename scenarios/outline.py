@@ -47,6 +47,17 @@ class Outline:
     claim: Optional[Claim]
     expected: Optional[str]
     audit: dict = field(default_factory=dict)
+    claim_table: dict = field(default_factory=dict)
+
+    @property
+    def claim_text(self) -> str:
+        """The claim in words: the claim itself, a ``[claim]`` table that names user code as written,
+        or "the mechanism's own claim"."""
+        if self.claim is not None:
+            return str(self.claim)
+        if self.claim_table:
+            return f"{self.claim_table.get('type', '?')} claim of {self.claim_table.get('callable', 'the file')}"
+        return "the mechanism's own claim"
 
 
 def _names_user_code(table: Any) -> bool:
@@ -94,4 +105,4 @@ def outline(path: Union[str, Path]) -> Outline:
     name = data.get("name") if isinstance(data.get("name"), str) else file.stem
     expected = data.get("expected") if isinstance(data.get("expected"), str) else None
     return Outline(name=name, path=file, mechanism=_call_text(mechanism),
-                   claim=claim, expected=expected, audit=table("audit"))
+                   claim=claim, expected=expected, audit=table("audit"), claim_table=claim_table)
