@@ -29,28 +29,29 @@ import time
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any, Optional, Sequence
-
-import numpy as np
-
-import mechanisms
-import scenarios
-from scenarios.files import SUITES
+from typing import Any, Collection, Optional, Sequence
 
 from .errors import CheckpointError
-from .parallelism import known_backends
-from .render.files import load_report, report_document, write_reports
-from .render.plots import save_figures
-from .render.tables import format_table, terminal_width
-from .render.text import error_control_text, figure_stem, refuted_witnesses
-from .report import dumps
-from .settings import AuditSettings, exact_integer, option_type
-from .spec import load_spec
-from .statistics import statistic_names
-from .run_folder import error_control, remove_checkpoints, saved_entries, saved_message, unfinished_run
-from .suite import RunSettings, checkpoint_path, close_timing, run_audits, timing_path
-from .suite import side_by_side as suite_side_by_side
-from .sweep.command import add_sweep_parser, sweep_command
+from .lazy import lazy_module
+
+# Imported at first use (audit.lazy): `dpaudit --help` and `import audit.cli` need none of them.
+np = lazy_module("numpy")
+mechanisms = lazy_module("mechanisms")
+scenarios = lazy_module("scenarios")
+scenario_files = lazy_module("scenarios.files")
+outline = lazy_module("scenarios.outline")
+parallelism = lazy_module("audit.parallelism")
+render_files = lazy_module("audit.render.files")
+render_plots = lazy_module("audit.render.plots")
+render_tables = lazy_module("audit.render.tables")
+render_text = lazy_module("audit.render.text")
+report_module = lazy_module("audit.report")
+settings_module = lazy_module("audit.settings")
+spec_module = lazy_module("audit.spec")
+statistics = lazy_module("audit.statistics")
+run_folder = lazy_module("audit.run_folder")
+suite = lazy_module("audit.suite")
+sweep = lazy_module("audit.sweep.command")
 
 __all__ = ["main", "build_parser", "synopsis", "parameters_text", "error_control", "EXIT_OK", "EXIT_VIOLATED",
            "EXIT_USAGE", "parse_value", "exact_integer"]
@@ -61,6 +62,21 @@ DEFAULT_OUT = "dpaudit-report"
 #: δ values at which ``dpaudit theory`` prints the exact ε(δ).
 THEORY_DELTAS = (1e-10, 1e-8, 1e-6, 1e-5, 1e-3, 1e-2, 0.1)
 THEORY_ALPHA = 0.05
+
+
+#: Names this module re-exports from others, imported at first use (PEP 562).
+_REEXPORTED = {"error_control": run_folder, "exact_integer": settings_module}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _REEXPORTED:
+        return getattr(_REEXPORTED[name], name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run_audits(specs: Sequence[Any], options: Any) -> Any:
+    """:func:`audit.suite.run_audits`, looked up here by ``dpaudit run`` (a test replaces it)."""
+    return suite.run_audits(specs, options)
 
 
 class UsageError(Exception):
@@ -76,23 +92,45 @@ class _Parser(argparse.ArgumentParser):
 _DEBUG_HELP = "show the full traceback of an error (default: a one-line message)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each sub-command's line in `dpaudit --help` (the sweep's is its own parser's, which a test checks).
+COMMAND_HELP = {
+    "run": "audit scenario files (default: the bundled suite)",
+    "list": "reference mechanisms and bundled scenario files",
+    "theory": "exact privacy and accuracy of a reference mechanism",
+    "plot": "redraw the figures of a saved report.json",
+    "sweep": "audit every public mechanism, query and model of a DP library",
+}
+
+
+def build_parser(commands: Optional[Collection[str]] = None) -> argparse.ArgumentParser:
+    """The ``dpaudit`` parser with the sub-commands ``commands`` in full (default: all) and the
+    others as their line in ``dpaudit --help`` only: a sub-command's options may need the engine's
+    modules (statistics, backends, suites), which ``dpaudit --help`` and ``dpaudit list`` need not pay for."""
     parser = _Parser(prog="dpaudit", description="Empirical differential-privacy auditing: certified "
                      "lower bounds on ε, δ and μ against a mechanism's claim.")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    builders = {"run": _add_run, "list": _add_list, "theory": _add_theory, "plot": _add_plot, "sweep": _add_sweep}
+    for name, build in builders.items():
+        if commands is None or name in commands:
+            build(subparsers)
+        else:
+            subparsers.add_parser(name, help=COMMAND_HELP[name], add_help=False)
+    return parser
 
-    run = commands.add_parser("run", help="audit scenario files (default: the bundled suite)",
+
+def _add_run(commands: Any) -> None:
+    run = commands.add_parser("run", help=COMMAND_HELP["run"],
                               description="Audit scenario files and write report.html, report.json, "
                               "summary.md and figures.  Exit status 0: no claim refuted; 1: some claim "
                               "VIOLATED; 2: bad usage or input.")
     run.add_argument("files", nargs="*", type=Path, metavar="FILE",
                      help="TOML scenario files (default: the bundled suite, see --suite)")
-    run.add_argument("--suite", choices=SUITES, default="default",
+    run.add_argument("--suite", choices=scenario_files.SUITES, default="default",
                      help="bundled suite run when no FILE is given (default: %(default)s)")
-    run.add_argument("--samples", type=option_type("samples"), metavar="N", help="samples per pair and side (all phases) "
+    run.add_argument("--samples", type=settings_module.option_type("samples"), metavar="N", help="samples per pair and side (all phases) "
                      "(overrides the files' [audit] samples)")
-    run.add_argument("--confidence", type=option_type("confidence"), metavar="C", help="with several files: the probability "
+    run.add_argument("--confidence", type=settings_module.option_type("confidence"), metavar="C", help="with several files: the probability "
                      "that no correct claim of the run is reported VIOLATED (default 0.95, shared by "
                      "Bonferroni, see --error-control); with one file: that audit's confidence.  It can "
                      "make a file's own [audit] confidence stricter, never weaker")
@@ -101,18 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
                           "1 - (1 - C)/m, or its file's own where that is stricter, so a correct suite "
                           "exits 1 with probability <= 1 - C; none: each file's own confidence (the "
                           "run's false-alarm bound is then the sum of the audits', as the report says)")
-    run.add_argument("--seed", type=option_type("seed"), metavar="S", help="seed of every audit (overrides the files')")
+    run.add_argument("--seed", type=settings_module.option_type("seed"), metavar="S", help="seed of every audit (overrides the files')")
     run.add_argument("--statistic", metavar="NAME",
                      help="test statistic of every audit (overrides the files' [audit] statistic; "
-                          f"default auto): {', '.join(statistic_names())}, or one a scenario file's "
+                          f"default auto): {', '.join(statistics.statistic_names())}, or one a scenario file's "
                           "module registers")
     run.add_argument("--anytime", action="store_true", default=None,
                      help="anytime audits: draw in growing rounds and stop as soon as the evidence decides, "
                           "with --samples (or the files' samples) as the maximum (overrides the files' "
                           "[audit] anytime)")
-    run.add_argument("--jobs", type=option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
+    run.add_argument("--jobs", type=settings_module.option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
-    run.add_argument("--backend", default="loky", choices=known_backends(), metavar="NAME",
+    run.add_argument("--backend", default="loky", choices=parallelism.known_backends(), metavar="NAME",
                      help="where chunks run: %(choices)s (default: %(default)s)")
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --backend dask "
                      "(default: a local cluster)")
@@ -122,19 +160,27 @@ def build_parser() -> argparse.ArgumentParser:
                      help="what to print on stdout (default: %(default)s)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.add_argument("--no-plots", action="store_true", help="do not draw figures")
-    run.add_argument("--resume", action="store_true", help="continue an interrupted run: finished audits "
-                     "are taken from OUT/report.json, the others continue from OUT/checkpoints/")
-    run.add_argument("--overwrite", action="store_true", help="discard an unfinished run in OUT and start "
-                     "again (without --resume or --overwrite, a run refuses to start over unfinished work)")
+    run.add_argument("--resume", action="store_true", help="continue an earlier run in OUT: its finished audits "
+                     "whose file, settings and mechanism are unchanged are taken from OUT/report.json, the "
+                     "others continue from OUT/checkpoints/ (or run again)")
+    run.add_argument("--overwrite", action="store_true", help="discard an unfinished run in OUT, or finished "
+                     "audits this run does not include, and start again (without --resume or --overwrite, a "
+                     "run refuses to start over unfinished work or to drop finished audits)")
     run.add_argument("--keep-checkpoints", action="store_true", help="keep OUT/checkpoints/ after "
                      "a finished run (by default the checkpoints of completed audits are removed)")
     run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
-    listing = commands.add_parser("list", help="reference mechanisms and bundled scenario files")
+
+
+def _add_list(commands: Any) -> None:
+    listing = commands.add_parser("list", help=COMMAND_HELP["list"])
     listing.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
+
+
+def _add_theory(commands: Any) -> None:
     theory = commands.add_parser(
-        "theory", help="exact privacy and accuracy of a reference mechanism",
+        "theory", help=COMMAND_HELP["theory"],
         description="Exact privacy and accuracy of a reference mechanism, e.g. `dpaudit theory "
         "gaussian --epsilon 1 --delta 1e-5`; for composition: `dpaudit theory composition --k 10 "
         "--inner gaussian --inner.sigma 2`.  Parameters are the constructor's keyword arguments.")
@@ -143,13 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="constructor keyword arguments")
     theory.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
 
-    plot = commands.add_parser("plot", help="redraw the figures of a saved report.json")
+
+
+def _add_plot(commands: Any) -> None:
+    plot = commands.add_parser("plot", help=COMMAND_HELP["plot"])
     plot.add_argument("report", type=Path, metavar="REPORT.json")
     plot.add_argument("--out", type=Path, metavar="DIR", help="output directory: figures go to OUT/figures/, as with "
                       "`dpaudit run --out OUT` (default: the report's own directory)")
     plot.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
-    add_sweep_parser(commands, _Parser, _DEBUG_HELP)
-    return parser
+
+
+def _add_sweep(commands: Any) -> None:
+    sweep.add_sweep_parser(commands, _Parser, _DEBUG_HELP)
 
 
 def synopsis(width: int = 100) -> str:
@@ -194,14 +245,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    parser = build_parser()
+    parser = build_parser(commands=[word for word in argv if not word.startswith("-")][:1])
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         return {"run": _run, "list": _list, "theory": _theory, "plot": _plot,
-                "sweep": sweep_command}[args.command](args)
+                "sweep": _sweep}[args.command](args)
     except UsageError as exc:
         return _fail(exc, debug)
     except BrokenPipeError:  # e.g. `dpaudit list | head`: stop quietly
@@ -221,7 +272,9 @@ def _fail(exc: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     # A scenario file's problems are one per line, all worth reading; other errors say it in one.
-    lines = exc.messages if isinstance(exc, scenarios.ScenarioFileError) else str(exc).strip().splitlines()[:1]
+    lines = str(exc).strip().splitlines()[:1]
+    if not isinstance(exc, UsageError) and isinstance(exc, scenarios.ScenarioFileError):
+        lines = exc.messages
     for message in lines or [type(exc).__name__]:
         prefix = "" if message.startswith("dpaudit") else "dpaudit: error: "
         print(f"{prefix}{message}", file=sys.stderr)
@@ -235,7 +288,7 @@ def _load_specs(files: Sequence[Path]) -> list:
     specs, problems = [], []
     for path in files:
         try:
-            specs.append(load_spec(path))
+            specs.append(spec_module.load_spec(path))
         except scenarios.ScenarioFileError as exc:
             problems += exc.messages
     if problems:
@@ -244,7 +297,7 @@ def _load_specs(files: Sequence[Path]) -> list:
     for spec in specs:
         if spec.claim is None:
             raise UsageError(f"{spec.path}: the mechanism declares no claim; add a [claim] table")
-        stem = figure_stem(spec.name)
+        stem = render_text.figure_stem(spec.name)
         if stem in seen:
             raise UsageError(f"{spec.path}: name {spec.name!r} is also the name of {seen[stem]}; "
                              "audit names must be distinct (set `name` in one file)")
@@ -253,14 +306,22 @@ def _load_specs(files: Sequence[Path]) -> list:
 
 
 def _check_output_folder(out: Path, specs: Sequence[Any], resume: bool, overwrite: bool) -> None:
-    """Refuse to start over an unfinished run unless told to resume it or to overwrite it."""
+    """Refuse to start over an unfinished run unless told to resume it or to overwrite it, and to drop
+    the finished audits of an earlier run unless told to overwrite them."""
     if resume and overwrite:
         raise UsageError("dpaudit run: --resume and --overwrite exclude each other (continue the unfinished "
                          "run, or discard it)")
-    unfinished = unfinished_run(out, specs)
+    unfinished = run_folder.unfinished_run(out, specs)
     if unfinished is not None and not (resume or overwrite):
         raise UsageError(f"dpaudit run: {out} holds an unfinished run ({unfinished}); rerun with --resume to "
                          "continue it, or with --overwrite to discard it and start again")
+    dropped = run_folder.dropped_audits(out, specs)
+    if dropped and not overwrite:  # finished work is never replaced silently
+        raise UsageError(f"dpaudit run: {out / 'report.json'} holds finished audits that this run does not "
+                         f"include ({', '.join(map(repr, dropped))}), which it would drop from report.json, "
+                         "report.html and summary.md; give their files too (with --resume, those unchanged are "
+                         "kept without running again), choose another --out, or rerun with --overwrite to "
+                         "replace the report")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -274,7 +335,7 @@ def _run(args: argparse.Namespace) -> int:
     specs = _load_specs(files)
     out = args.out
     _check_output_folder(out, specs, args.resume, args.overwrite)
-    control = error_control(specs, args.confidence, args.error_control)
+    control = run_folder.error_control(specs, args.confidence, args.error_control)
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
                 "jobs": args.jobs, "error_control": control, "anytime": bool(args.anytime),
@@ -282,35 +343,38 @@ def _run(args: argparse.Namespace) -> int:
     overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
                  "anytime": args.anytime}
     overrides = {name: value for name, value in overrides.items() if value is not None}
-    AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
-    options = RunSettings(out=out, overrides=overrides,
+    settings_module.AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
+    options = suite.RunSettings(out=out, overrides=overrides,
                           confidences={level["name"]: level["audit"] for level in control["levels"]},
                           n_jobs=args.jobs, backend=args.backend,
                           backend_options={} if args.scheduler is None else {"scheduler": args.scheduler},
                           plots=not args.no_plots, progress=not args.no_progress,
                           debug=getattr(args, "debug", False))
     levels = {level["name"]: level for level in control["levels"]}
-    saved, changed = saved_entries(out, specs, options) if args.resume else ({}, [])
+    earlier = run_folder.saved_entries(out, specs, options) if args.resume else run_folder.SavedRun()
+    saved, when = earlier.kept, earlier.when
+    replaced = run_folder.replaced_files(out, specs)  # the saved report's figures, dropped audits' checkpoints
     for spec in specs:
-        checkpoint, timing = checkpoint_path(out, spec), timing_path(out, spec)
-        if spec.name in changed:
-            print(f"dpaudit: {spec.name}: finished before the interruption, but its file, settings or code "
-                  "changed since; audited again", file=sys.stderr)
-        if not args.resume or spec.name in saved or spec.name in changed:
+        checkpoint, timing = suite.checkpoint_path(out, spec), suite.timing_path(out, spec)
+        if spec.name in earlier.changed:
+            print(f"dpaudit: {spec.name}: finished {when}, but {earlier.changed[spec.name]} changed since; "
+                  "audited again", file=sys.stderr)
+        if spec.name in earlier.failed:
+            print(f"dpaudit: {spec.name}: ended with an error in the earlier run; audited again", file=sys.stderr)
+        if not args.resume or spec.name in saved or spec.name in earlier.changed:
             for path in (checkpoint, timing):  # a fresh audit never mixes in an older one
                 if path.exists():
                     path.unlink()
         elif checkpoint.exists():
             print(f"dpaudit: {spec.name}: resuming from {checkpoint}", file=sys.stderr)
         if spec.name in saved:
-            print(f"dpaudit: {spec.name}: finished before the interruption; taken from {out / 'report.json'}",
-                  file=sys.stderr)
+            print(f"dpaudit: {spec.name}: finished {when}; taken from {out / 'report.json'}", file=sys.stderr)
         for warning in spec.warnings:  # e.g. a calibration used outside its proven range, on purpose
             print(f"dpaudit: {spec.name}: {warning}", file=sys.stderr)
     entries: list[dict] = []
     entries_without_plots = 0  # matplotlib missing: say so once
     to_run = [spec for spec in specs if spec.name not in saved]
-    side_by_side = suite_side_by_side(to_run, options)
+    side_by_side = suite.side_by_side(to_run, options)
     if side_by_side and options.progress:
         print(f"dpaudit: running {len(to_run)} audits, up to {args.jobs if args.jobs > 0 else 'all-core'} "
               "at once (one worker each)", file=sys.stderr)
@@ -319,7 +383,7 @@ def _run(args: argparse.Namespace) -> int:
         for index, spec in enumerate(specs, 1):
             if spec.name in saved:
                 entries.append(saved[spec.name])
-                write_reports(out, entries, settings, finished=False)
+                render_files.write_reports(out, entries, settings, finished=False)
                 continue
             if options.progress and not side_by_side:
                 print(f"[{index}/{len(specs)}] {spec.name} ({spec.path})", file=sys.stderr)
@@ -331,27 +395,33 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"dpaudit: warning: {reason}; figures skipped", file=sys.stderr)
             entries_without_plots += reason is not None
             entries.append(entry)
-            write_reports(out, entries, settings, finished=False)
+            render_files.write_reports(out, entries, settings, finished=False)
     except CheckpointError as exc:
         raise UsageError(f"{exc} (or run without --resume)") from exc
     except KeyboardInterrupt:
         now = time.time()
-        for spec in specs[len(entries):]:
-            close_timing(out, spec, now)
-        write_reports(out, entries, settings, finished=False)
-        raise Interrupted(saved_message(out, specs, entries)) from None
-    written = write_reports(out, entries, settings)
-    removed = 0 if args.keep_checkpoints else remove_checkpoints(out, specs, entries)
+        reached = {entry["name"] for entry in entries}  # audits taken from the saved report stay in it
+        entries += [saved[spec.name] for spec in specs if spec.name in saved and spec.name not in reached]
+        done = {entry["name"] for entry in entries}
+        for spec in specs:
+            if spec.name not in done:
+                suite.close_timing(out, spec, now)
+        render_files.write_reports(out, entries, settings, finished=False)
+        run_folder.remove_replaced(out, replaced, entries)
+        raise Interrupted(run_folder.saved_message(out, specs, entries)) from None
+    written = render_files.write_reports(out, entries, settings)
+    run_folder.remove_replaced(out, replaced, entries)
+    removed = 0 if args.keep_checkpoints else run_folder.remove_checkpoints(out, specs, entries)
     accuracy = any((entry.get("report") or {}).get("accuracy") for entry in entries)
     if args.format == "json":
-        print(dumps(report_document(entries, settings)))
+        print(report_module.dumps(render_files.report_document(entries, settings)))
         where = sys.stderr
     else:
-        print(format_table(entries))
-        witnesses = refuted_witnesses(entries)
+        print(render_tables.format_table(entries))
+        witnesses = render_text.refuted_witnesses(entries)
         if witnesses:
             print("\n" + "\n".join(line for text in witnesses for line in _fit_lines(text.splitlines())))
-        print("\n" + "\n".join(_fit(error_control_text(control, accuracy=accuracy))))
+        print("\n" + "\n".join(_fit(render_text.error_control_text(control, accuracy=accuracy))))
         where = sys.stdout
     where_line = (f"report: {written['html']}  (also {written['report'].name}, {written['summary'].name}"
                   + (f", figures in {out / 'figures'}" if any(e.get("figures") for e in entries) else "") + ")"
@@ -368,13 +438,13 @@ def _run(args: argparse.Namespace) -> int:
 def _fit(text: str) -> list[str]:
     """A paragraph for the terminal, wrapped to :func:`audit.render.tables.terminal_width` (as is
     when the output is not a terminal)."""
-    width = terminal_width()
+    width = render_tables.terminal_width()
     return [text] if width is None else textwrap.wrap(text, width=max(width, 40), break_on_hyphens=False)
 
 
 def _fit_lines(lines: Sequence[str]) -> list[str]:
     """Indented lines for the terminal, each wrapped to its width under its own indentation."""
-    width = terminal_width()
+    width = render_tables.terminal_width()
     if width is None:
         return list(lines)
     fitted = []
@@ -402,6 +472,10 @@ def _report_entry(entry: dict, index: int, count: int, options: Any, side_by_sid
               + (f" ({float(wall):.1f}s)" if wall is not None else ""), file=sys.stderr)
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    return sweep.sweep_command(args)
+
+
 # -- dpaudit list -------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
     print("Reference mechanisms (scenario files: [mechanism] name = ...; `dpaudit theory NAME --param value`):")
@@ -409,21 +483,19 @@ def _list(args: argparse.Namespace) -> int:
         doc = (inspect.getdoc(cls) or "").splitlines()
         print(f"  {name:<28} {doc[0] if doc else ''}")
         print(f"  {'':<28} keys: {parameters_text(cls)}")
-    for suite in SUITES:
-        files = scenarios.bundled_suite(suite)
-        print(f"\nBundled scenario files, suite {suite!r} ({len(files)}; `dpaudit run --suite {suite}`):")
-        for path in files:
+    for suite_name in scenario_files.SUITES:
+        paths = scenarios.bundled_suite(suite_name)
+        print(f"\nBundled scenario files, suite {suite_name!r} ({len(paths)}; `dpaudit run --suite {suite_name}`):")
+        for path in paths:  # read, not loaded: listing runs no mechanism (a trainer would train)
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    spec = load_spec(path)
-            except Exception as exc:  # e.g. an optional third-party library is missing
+                file = outline.outline(path)
+                samples = f"{settings_module.AuditSettings.from_table(file.audit).samples:>9,}"
+            except (ValueError, TypeError) as exc:  # a malformed file: `dpaudit run` says what is wrong
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                print(f"  {path.stem:<44} (cannot load: {reason})")
+                print(f"  {path.stem:<44} (malformed: {reason})")
                 continue
-            expected = spec.expected or "—"
-            print(f"  {spec.name:<44} {str(spec.claim):<32} expected {expected:<9} "
-                  f"{spec.samples:>9,} samples")
+            print(f"  {file.name:<44} {file.claim_text:<32} expected {file.expected or '—':<9} {samples} samples")
+            print(f"  {'':<44} mechanism {file.mechanism}")
     return EXIT_OK
 
 
@@ -564,14 +636,14 @@ def _theory(args: argparse.Namespace) -> int:
 
 # -- dpaudit plot -------------------------------------------------------------------------------
 def _plot(args: argparse.Namespace) -> int:
-    document = load_report(args.report)
+    document = render_files.load_report(args.report)
     out = (args.out if args.out is not None else args.report.parent) / "figures"  # as `run --out`
     drawn = 0
     for entry in document["audits"]:
         if entry.get("report") is None:
             print(f"{entry['name']}: no report (the audit failed: {entry.get('error')})", file=sys.stderr)
             continue
-        for kind, path in save_figures(entry, out, entry["name"]).items():
+        for kind, path in render_plots.save_figures(entry, out, entry["name"]).items():
             print(f"{entry['name']:<40} {kind:<9} {path}")
             drawn += 1
     if not drawn:

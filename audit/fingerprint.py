@@ -9,7 +9,10 @@ nothing about its draws (edit a function and rerun: the name is unchanged), so
   it uses), its defaults and keyword defaults, the values in its closure, and the module-level
   globals it reads (a global function or class is digested as code, a global number, string,
   array or container as data, a module by name; for a module of your own the attributes the
-  function may read from it, such as ``helpers.SCALE``, are digested too);
+  function may read from it, such as ``helpers.SCALE``, are digested too).  Only what the function
+  reaches counts: the globals its instructions read (``LOAD_GLOBAL``), not every name it mentions,
+  so another function of the same module, or one named like a method it calls (``rng.normal``
+  beside a global ``normal``), is not part of its digest unless it calls it;
 * a bound method: its function and its object; :func:`functools.partial`: its function and
   arguments;
 * an object (a callable instance, a value in a closure): its class (the code of the class and its
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
+import dis
 import enum
 import functools
 import hashlib
@@ -52,7 +56,7 @@ import numpy as np
 
 from mechanisms.parameters import FrozenParameters
 
-__all__ = ["Digest", "value_digest", "is_library_module"]
+__all__ = ["Digest", "value_digest", "reached_parts", "is_library_module"]
 
 #: Values walked before a digest gives up (the rest is reported unverified).
 MAX_NODES = 200_000
@@ -106,13 +110,28 @@ def _library_version(module: Optional[str]) -> str:
     return str(getattr(top, "__version__", "")) if top is not None else ""
 
 
-def _code_names(code: types.CodeType) -> set[str]:
-    """Every name a code object and the code objects nested in it may look up (globals, attributes)."""
-    names = set(code.co_names)
+#: Instructions that read or write a module global, and those that read an attribute of an object.
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME",
+                         "LOAD_FROM_DICT_OR_GLOBALS"})
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "LOAD_SUPER_ATTR",
+                            "IMPORT_FROM"})
+
+
+def _code_names(code: types.CodeType) -> tuple[set[str], set[str]]:
+    """The globals a code object and the code objects nested in it read (by their instructions, so
+    ``rng.normal`` does not count as reading a global ``normal``), and the attribute names they read."""
+    globals_read, attributes = set(), set()
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _GLOBAL_OPS:
+            globals_read.add(instruction.argval)
+        elif instruction.opname in _ATTRIBUTE_OPS:
+            attributes.add(instruction.argval)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
+            nested_globals, nested_attributes = _code_names(const)
+            globals_read |= nested_globals
+            attributes |= nested_attributes
+    return globals_read, attributes
 
 
 class _Walker:
@@ -264,6 +283,14 @@ class _Walker:
         if is_library_module(function.__module__):
             self._named(function, where)
             return
+        self._function_own(function, where)
+        reads = _reads(function)
+        self._emit("globals", ",".join(label for label, _ in reads).encode())
+        for label, value in reads:
+            self.walk(value, f"{function.__qualname__}: {label}")
+
+    def _function_own(self, function: types.FunctionType, where: str) -> None:
+        """A function's own part: its name, code, defaults and closure (not the globals it reads)."""
         self._emit("function", f"{function.__module__}.{function.__qualname__}".encode())
         self._code(function.__code__, where)
         self.walk(function.__defaults__, f"{where} defaults")
@@ -275,20 +302,6 @@ class _Walker:
             except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
                 cells.append((name, None))
         self.walk(tuple(value for _, value in cells), f"{where} closure")
-        names = _code_names(function.__code__)
-        namespace = function.__globals__
-        read = sorted(name for name in names if name in namespace)
-        self._emit("globals", ",".join(read).encode())
-        for name in read:
-            global_value = namespace[name]
-            self.walk(global_value, f"{function.__qualname__}: global {name}")
-            if isinstance(global_value, types.ModuleType) and not is_library_module(global_value.__name__):
-                # a module of the user's: the attributes the function may read from it
-                attributes = sorted(n for n in names if hasattr(global_value, n)
-                                    and not isinstance(getattr(global_value, n), types.ModuleType))
-                self._emit("module-attributes", ",".join(attributes).encode())
-                for attribute in attributes:
-                    self.walk(getattr(global_value, attribute), f"{name}.{attribute}")
 
     def _code(self, code: types.CodeType, where: str) -> None:
         self._emit("code", code.co_code)
@@ -317,10 +330,12 @@ class _Walker:
             for name in members:
                 self.walk(vars(klass)[name], f"{klass.__qualname__}.{name}")
 
-    def _object(self, value: Any, where: str) -> None:
-        """Any other object: its class, and its state as pickle would reduce it."""
+    def _object(self, value: Any, where: str, *, with_class: bool = True) -> None:
+        """Any other object: its class (unless ``with_class`` is false), and its state as pickle
+        would reduce it."""
         cls = type(value)
-        self._type(cls, where)
+        if with_class:
+            self._type(cls, where)
         if isinstance(value, FrozenParameters):  # built from its constructor's arguments
             self._emit("parameters")
             self.walk(value._params, f"{where} parameters")
@@ -366,6 +381,71 @@ class _Walker:
 
 
 _LOCKS = (type(threading.Lock()), type(threading.RLock()))
+
+
+def _reads(function: types.FunctionType) -> list[tuple[str, Any]]:
+    """What a function reads outside itself, labelled, in a fixed order: each module global its code
+    reads (``global SCALE``) and, for a module of the user's, each attribute it may read from it
+    (``helpers.SCALE``)."""
+    globals_read, attributes_read = _code_names(function.__code__)
+    namespace = function.__globals__
+    found: list[tuple[str, Any]] = []
+    for name in sorted(name for name in globals_read if name in namespace):
+        value = namespace[name]
+        found.append((f"global {name}", value))
+        if isinstance(value, types.ModuleType) and not is_library_module(value.__name__):
+            found += [(f"{name}.{attribute}", getattr(value, attribute)) for attribute in sorted(attributes_read)
+                      if hasattr(value, attribute) and not isinstance(getattr(value, attribute), types.ModuleType)]
+    return found
+
+
+def reached_parts(value: Any) -> dict[str, str]:
+    """One digest per part of what ``value`` reaches, one level deep, so that a changed
+    :func:`value_digest` can be traced to its part: a function's own code (bytecode, constants,
+    defaults, closure) and each global it reads; an object's state and each member its own classes
+    define (a method split like a function); a bound method, both.  Anything else is one part."""
+    parts: dict[str, str] = {}
+
+    def function(fn: types.FunctionType, prefix: str) -> None:
+        name = prefix + fn.__qualname__
+        if is_library_module(fn.__module__):
+            parts[name] = value_digest(fn).hexdigest
+            return
+        walker = _Walker()
+        walker._function_own(fn, name)
+        parts[f"{name}'s code"] = walker.hash.hexdigest()
+        for label, read in _reads(fn):
+            parts[f"{name}: {label}"] = value_digest(read).hexdigest
+
+    def member(item: Any, name: str) -> None:
+        inner = getattr(item, "__func__", None) if isinstance(item, (staticmethod, classmethod)) else item
+        if isinstance(inner, types.FunctionType):
+            function(inner, "")
+        elif isinstance(item, property) and isinstance(item.fget, types.FunctionType):
+            function(item.fget, "")
+        else:
+            parts[name] = value_digest(item).hexdigest
+
+    if isinstance(value, types.MethodType):
+        if isinstance(value.__func__, types.FunctionType):
+            function(value.__func__, "")
+        value = value.__self__
+    if isinstance(value, types.FunctionType):
+        function(value, "")
+        return parts
+    if isinstance(value, (type, types.ModuleType)) or not hasattr(value, "__dict__") and not dataclasses.is_dataclass(value):
+        parts.setdefault("value", value_digest(value).hexdigest)
+        return parts
+    cls = type(value)
+    state = _Walker()
+    state._object(value, "state", with_class=False)  # the class's members are split below
+    parts["state"] = state.hash.hexdigest()
+    for klass in cls.__mro__:
+        if klass is object or is_library_module(klass.__module__):
+            continue
+        for name in sorted(name for name in vars(klass) if name not in _CLASS_NOISE):
+            member(vars(klass)[name], f"{klass.__qualname__}.{name}")
+    return parts
 
 
 def _cached_names(cls: type) -> frozenset:

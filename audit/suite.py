@@ -32,6 +32,7 @@ from .engine import run_audit
 from .errors import CheckpointError, MechanismError, ReproducibilityWarning
 from .executor import quiet_abandoned_tasks
 from .feasibility import SampleSizeWarning
+from .fingerprint import reached_parts, value_digest
 from .render.files import error_entry, make_entry
 from .render.plots import PlotsUnavailable, save_figures
 from .render.text import figure_stem
@@ -41,7 +42,7 @@ from .version import __version__
 from .witness import pair_truth
 
 __all__ = ["RunSettings", "audit_entry", "run_audits", "checkpoint_path", "timing_path", "side_by_side",
-           "audit_key", "close_timing", "SUITE_PARALLEL_BACKENDS"]
+           "audit_key", "audit_key_parts", "changed_parts", "close_timing", "SUITE_PARALLEL_BACKENDS"]
 
 #: Backends on which the audits of a run may run side by side (Dask spreads each audit's chunks).
 SUITE_PARALLEL_BACKENDS = ("loky", "multiprocessing", "threading")
@@ -125,9 +126,9 @@ def close_timing(out: Path, spec: Any, now: Optional[float] = None) -> None:
     write_atomic(path, json.dumps(record).encode())
 
 
-def _code_digest(mechanism: Any) -> str:
-    """A digest of the source file defining the mechanism (its function, or its object's class), so
-    that an audit whose code changed is not taken from a saved report; "unknown" when unreadable."""
+def _source_digest(mechanism: Any) -> str:
+    """A digest of the source file defining the mechanism (its function, or its object's class);
+    "unknown" when unreadable."""
     target = mechanism if inspect.isfunction(mechanism) or inspect.isclass(mechanism) else type(mechanism)
     try:
         source = inspect.getsourcefile(target)
@@ -136,20 +137,77 @@ def _code_digest(mechanism: Any) -> str:
         return "unknown"
 
 
-def audit_key(spec: Any, settings: AuditSettings) -> str:
+def _code_digest(mechanism: Any) -> str:
+    """The digest of what the mechanism reaches (:func:`audit.fingerprint.value_digest`: its code,
+    closure, the globals it reads, its parameters), so that editing another function of the same
+    module does not make its audit stale.  Where part of it cannot be digested, the digest of its
+    source file is added: an edit anywhere in that file then counts as a change."""
+    digest = value_digest(mechanism)
+    return digest.hexdigest if not digest.unverified else f"{digest.hexdigest}+{_source_digest(mechanism)}"
+
+
+#: The settings that decide an audit's report, in the order a change is named.
+_DECIDING = ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy")
+
+
+def audit_key_parts(spec: Any, settings: AuditSettings) -> dict:
     """What identifies an audit's result: its file (path and content), the settings that decide its
-    report, its claim, its mechanism's name and source file, and dpaudit's version.  ``dpaudit run
-    --resume`` takes an audit from the saved report only when its key is unchanged."""
+    report, its claim, its mechanism's name and code (:func:`_code_digest`), and dpaudit's version;
+    ``code_parts`` (not part of the key) splits the code's digest by part
+    (:func:`audit.fingerprint.reached_parts`), so that a re-audit can say which part changed."""
     try:
         content = hashlib.sha256(Path(spec.path).read_bytes()).hexdigest()
     except OSError:
         content = "unreadable"
-    decided = {name: value for name, value in settings.to_dict().items()
-               if name in ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy")}
+    decided = {name: value for name, value in settings.to_dict().items() if name in _DECIDING}
     parts = {"path": str(spec.path), "file": content, "settings": decided, "version": __version__,
              "claim": None if spec.claim is None else spec.claim.to_dict(),
-             "mechanism": mechanism_name(spec.mechanism), "code": _code_digest(spec.mechanism)}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+             "mechanism": mechanism_name(spec.mechanism), "code": _code_digest(spec.mechanism),
+             "code_parts": {name: digest[:16] for name, digest in reached_parts(spec.mechanism).items()}}
+    return json.loads(json.dumps(parts, sort_keys=True, default=str))  # as report.json keeps it
+
+
+def audit_key(spec: Any, settings: AuditSettings, parts: Optional[dict] = None) -> str:
+    """The digest of :func:`audit_key_parts`.  ``dpaudit run --resume`` takes an audit from the
+    saved report only when its key is unchanged."""
+    parts = audit_key_parts(spec, settings) if parts is None else parts
+    keyed = {name: value for name, value in parts.items() if name != "code_parts"}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def changed_parts(saved: Optional[dict], parts: dict) -> str:
+    """What changed between an audit's saved key parts and ``parts``, in words: "its settings
+    (samples 20000 → 30000) and its mechanism's code or the values it reads"."""
+    if not isinstance(saved, dict):  # a report written before the parts were kept
+        return "its file, settings or code"
+    said = []
+    if saved.get("path") != parts["path"] or saved.get("file") != parts["file"]:
+        said.append("its file")
+    old, new = saved.get("settings") or {}, parts["settings"]
+    settings = [f"{name} {old.get(name)} → {new.get(name)}" for name in _DECIDING if old.get(name) != new.get(name)]
+    if settings:
+        said.append(f"its settings ({', '.join(settings)})")
+    if saved.get("claim") != parts["claim"]:
+        said.append("its claim")
+    if saved.get("mechanism") != parts["mechanism"]:
+        said.append(f"its mechanism ({saved.get('mechanism')} → {parts['mechanism']})")
+    elif saved.get("code") != parts["code"]:
+        said.append("its mechanism's code or the values it reads" + _which(saved.get("code_parts"), parts["code_parts"]))
+    if saved.get("version") != parts["version"]:
+        said.append(f"dpaudit's version ({saved.get('version')} → {parts['version']})")
+    return " and ".join(said) or "its file, settings or code"
+
+
+def _which(saved: Any, parts: dict, shown: int = 3) -> str:
+    """`` (noisy_count: global SCALE)``: the parts of a mechanism whose digest changed, added or
+    went, when the saved report kept them."""
+    if not isinstance(saved, dict):
+        return ""
+    names = sorted(name for name in set(saved) | set(parts) if saved.get(name) != parts.get(name))
+    if not names:
+        return ""
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return f" ({', '.join(names[:shown])}{more})"
 
 
 #: Warnings of an audit that ``dpaudit run`` shows at once and keeps in the report's entry.
@@ -194,7 +252,9 @@ def audit_entry(spec: Any, settings: RunSettings, *, n_jobs: Optional[int] = Non
         return entry
     entry = make_entry(spec, report)
     entry["warnings"] = list(entry.get("warnings") or []) + caught
-    entry["audit_key"] = audit_key(spec, audit_settings)
+    parts = audit_key_parts(spec, audit_settings)
+    entry["audit_key"] = audit_key(spec, audit_settings, parts)
+    entry["audit_key_parts"] = parts
     if earlier:  # the time of earlier, interrupted runs of this audit: runtime, like the wall time
         entry["report"]["runtime"]["earlier_runs_s"] = earlier
     if spec.expected == "violated" and report.verdict.value != "VIOLATED":

@@ -470,10 +470,12 @@ def _build_scenario(ctx: _Context, table: dict) -> Scenario:
 
 
 def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
-    """Draw one output on the first pair: catches a row width the mechanism does not take.
+    """Draw one output on the first pair: catches a row width the mechanism does not take, and an
+    output that is not one row per draw.
 
     The mechanism is the user's code, so anything it raises is reported with the file, the
-    mechanism's name, the exception's type and where it was called (as the audit engine does).
+    mechanism's name, the exception's type and where it was called (as the audit engine does); the
+    row width is blamed only when the mechanism declares another (its ``d``).
     """
     name = mechanisms.mechanism_name(mechanism)
     searched = getattr(scenario, "domain", None)  # a SearchSpec holds its domain (issue 13)
@@ -486,17 +488,24 @@ def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            output = np.asarray(mechanism(example, 1, np.random.default_rng(0)))
+            returned = mechanism(example, 1, np.random.default_rng(0))
     except (TypeError, ValueError) as exc:
+        width, declared = np.shape(example)[-1], getattr(mechanism, "d", None)
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared != width:
+            raise ScenarioFileError(
+                f"{ctx.path}: scenario does not fit the mechanism: rows of width {width}, but mechanism "
+                f"{name!r} takes d = {declared} (set scenario.d = {declared}, or mechanism.d = {width}); it raised {type(exc).__name__}: {exc} ({where})") from None
         raise ScenarioFileError(
-            f"{ctx.path}: scenario does not fit the mechanism (rows of width {np.shape(example)[-1]}; "
-            f"set mechanism.d?): mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from None
+            f"{ctx.path}: mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from None
     except Exception as exc:  # the user's code: name the file, the mechanism and the exception
         raise ScenarioFileError(
             f"{ctx.path}: mechanism {name!r} raised {type(exc).__name__}: {exc} ({where})") from exc
+    output = np.asarray(returned)
     if output.ndim not in (1, 2) or output.shape[0] != 1:
-        raise ScenarioFileError(f"{ctx.path}: mechanism must return a (size, k) or (size,) array, got "
-                                f"shape {output.shape} for size 1")
+        fix = ("return np.asarray(...) of shape (size, k) or (size,), one row per draw" if output.ndim == 0 else
+               "it must return one row per draw, shape (size, k) or (size,)")
+        raise ScenarioFileError(f"{ctx.path}: mechanism {name!r} returned {type(returned).__name__} of shape "
+                                f"{output.shape} for size 1 ({where}); {fix}")
 
 
 # -- public entry points ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import pytest
 
 import scenarios
 from audit import CheckpointError, CheckpointWarning, Verdict, run_audit
-from audit.fingerprint import value_digest
+from audit.fingerprint import reached_parts, value_digest
 from mechanisms import GaussianMechanism, PureDP
 
 pytestmark = pytest.mark.statistical
@@ -195,6 +195,25 @@ def test_closures_defaults_globals_partials_and_objects_are_covered():
     assert _differ(GaussianMechanism(1.0, 1e-5), GaussianMechanism(1.0, 2e-5))
 
 
+def test_only_what_the_mechanism_reaches_is_digested():
+    mechanism = "def mechanism(d, size, rng):\n    return rng.normal(0, helper(), (size, 1))\n"
+    module = "def helper():\n    return 1.0\n\ndef normal(x):\n    return {normal}\n\ndef unrelated():\n    return {other}\n"
+    base = _function(module.format(normal="x", other=1) + mechanism)
+    # Another function of the module, and one named like the method `rng.normal`, are not reached.
+    assert not _differ(base, _function(module.format(normal="-x", other=2) + mechanism))
+    assert _differ(base, _function(module.replace("return 1.0", "return 2.0").format(normal="x", other=1) + mechanism))
+
+
+def test_the_parts_reached_say_which_part_changed():
+    module = "SCALE = {s}\n\ndef helper():\n    return SCALE\n\ndef mechanism(d, size, rng):\n    return rng.normal(0, helper(), (size, 1))\n"
+    one, other = reached_parts(_function(module.format(s=1.0))), reached_parts(_function(module.format(s=2.0)))
+    assert sorted(one) == ["mechanism's code", "mechanism: global helper"]
+    assert [name for name in one if one[name] != other[name]] == ["mechanism: global helper"]
+    one, other = reached_parts(Noisy(1.0)), reached_parts(Noisy(0.5))
+    assert {"state", "Noisy.draw's code", "Noisy.__call__'s code", "Noisy.__call__: global np"} <= set(one)
+    assert [name for name in one if one[name] != other.get(name)] == ["state"]
+
+
 def test_a_module_of_the_users_is_read_through_the_attributes_used(user_module):
     module = user_module("SCALE = 1.0\n")
     mechanism = _function("def mechanism(d, size, rng):\n    return rng.laplace(0, helpers.SCALE, (size, 1))\n",
@@ -238,7 +257,7 @@ def test_the_digest_does_not_depend_on_the_process(tmp_path):
             return rng.normal(size=(size, 1))
     """))
     script = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import stable_mech; "
-              "from audit.fingerprint import value_digest; print(value_digest(stable_mech.mechanism).hexdigest)")
+              "from audit.fingerprint import reached_parts, value_digest; print(value_digest(stable_mech.mechanism).hexdigest)")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     digests = {subprocess.run([sys.executable, "-c", script, str(tmp_path), root], capture_output=True, text=True,
                               env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout.strip()

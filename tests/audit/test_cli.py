@@ -309,3 +309,47 @@ def test_theory_prints_exact_privacy_and_accuracy(tmp_path, capsys):
     assert code == 0 and "μ = 1 " in out  # √4 · (1/2)
     code, out, _ = run_main(capsys, "theory", "laplace", "--epsilon", "1")
     assert code == 0 and "noise variance per output column: 2 " in out  # 2b², b = 1
+
+
+# -- a fast command line: `dpaudit list` runs no mechanism, `import audit.cli` imports no heavy module --
+LOADED = ("import sys\n{code}\nprint(' '.join(sorted(name for name in sys.modules "
+          "if name.split('.')[0] in {{'scipy', 'torch', 'opacus', 'sklearn', 'matplotlib', 'joblib', 'mechanisms', "
+          "'scenarios', 'diffprivlib', 'opendp'}} or name in {{'audit.engine', 'audit.suite', 'audit.report'}})))")
+
+
+def loaded_modules(code: str, tmp_path: Path) -> tuple[set, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", LOADED.format(code=code)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    *printed, last = result.stdout.splitlines() or [""]
+    return set(last.split()), "\n".join(printed)
+
+
+def test_importing_the_command_line_and_its_help_load_no_heavy_module(tmp_path):
+    assert loaded_modules("import audit.cli", tmp_path)[0] == set()
+    help_code = "from audit.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    loaded, printed = loaded_modules(help_code, tmp_path)
+    assert loaded == set() and "run" in printed and "sweep" in printed
+
+
+def test_dpaudit_list_runs_no_mechanism(tmp_path):
+    loaded, printed = loaded_modules("from audit.cli import main\nassert main(['list']) == 0", tmp_path)
+    assert not loaded & {"torch", "opacus", "sklearn", "matplotlib", "diffprivlib", "opendp"}, loaded
+    assert not any(name.startswith("mechanisms.training") or name.startswith("mechanisms.zoo") for name in loaded)
+    assert "audit.engine" not in loaded
+    for path in __import__("scenarios").bundled_suite("torch"):
+        assert path.stem in printed  # listed, with what the file says, though nothing was loaded
+    assert "cannot load" not in printed
+
+
+def test_the_light_parser_lists_each_sub_command_as_the_full_one_does():
+    import argparse
+
+    from audit.cli import build_parser
+
+    def lines(parser):
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return [(choice.dest, choice.help) for choice in action._choices_actions]
+
+    assert lines(build_parser(commands=())) == lines(build_parser())

@@ -146,7 +146,7 @@ def test_a_changed_file_is_audited_again_on_resume(interrupted, capsys):
     paths[0].write_text(paths[0].read_text().replace("seed = 5", "seed = 7"))
     code, _, err = run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress", "--resume")
     assert code == 0, err
-    assert "first: finished before the interruption, but its file, settings or code changed since" in err
+    assert "first: finished before the interruption, but its file and its settings (seed 5 → 7) changed since" in err
     assert json.loads((out / "report.json").read_text())["audits"][0]["report"]["seed"] == 7
 
 
@@ -242,3 +242,179 @@ def test_dpaudit_list_prints_scenario_file_keys_not_python_signatures(capsys, mo
     assert 'calibration = "analytic"' in gaussian_keys and "d = 1" in gaussian_keys
     assert "epsilon (optional)" in gaussian_keys
     assert "Optional[" not in stdout and "'float'" not in stdout and "<Relation." not in stdout
+
+
+# -- a rerun never drops finished audits silently ------------------------------------------------
+def test_a_rerun_of_fewer_files_refuses_to_drop_finished_audits(tmp_path, capsys):
+    paths = [gaussian(tmp_path, name) for name in ("a", "c")]
+    out = tmp_path / "out"
+    assert run(capsys, "run", *paths, "--out", out, "--no-progress")[0] == 0
+    saved = {name: (out / name).read_bytes() for name in ("report.json", "report.html", "summary.md")}
+    figures = sorted(path.name for path in (out / "figures").iterdir())
+    assert any(name.startswith("a") for name in figures)
+    code, _, err = run(capsys, "run", paths[1], "--out", out, "--no-progress")
+    assert code == 2
+    line = " ".join(err.split())
+    assert "finished audits that this run does not include ('a')" in line
+    assert "--overwrite" in line and "--resume" in line
+    assert {name: (out / name).read_bytes() for name in saved} == saved  # nothing replaced
+    assert sorted(path.name for path in (out / "figures").iterdir()) == figures
+    # With their files again and --resume, the unchanged audits are kept, not run again.
+    code, _, err = run(capsys, "run", *paths, "--out", out, "--no-progress", "--resume")
+    assert code == 0, err
+    assert "a: finished in the earlier run; taken from" in err
+    # --overwrite replaces the report and takes the dropped audits' figures with it.
+    code, _, err = run(capsys, "run", paths[1], "--out", out, "--no-progress", "--overwrite")
+    assert code == 0, err
+    assert [e["name"] for e in json.loads((out / "report.json").read_text())["audits"]] == ["c"]
+    left = sorted(path.name for path in (out / "figures").iterdir())
+    assert left and all(name.startswith("c") for name in left), left
+
+
+def test_a_rerun_of_the_same_files_still_replaces_their_audits(tmp_path, capsys):
+    path = gaussian(tmp_path, "a")
+    out = tmp_path / "out"
+    assert run(capsys, "run", path, "--out", out, "--no-progress")[0] == 0
+    assert any((out / "figures").iterdir())
+    path.write_text(path.read_text().replace("seed = 5", "seed = 8"))
+    assert run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    entry = json.loads((out / "report.json").read_text())["audits"][0]
+    assert entry["report"]["seed"] == 8 and not entry.get("figures")
+    assert not any((out / "figures").iterdir())  # no figure of the replaced audit is left behind
+
+
+# -- messages ------------------------------------------------------------------------------------
+MESSAGES_MODULE = '''
+import numpy as np
+from mechanisms.claims import ApproxDP
+
+SCALE = 4.0
+
+
+def noisy_count(dataset, size, rng):
+    return np.asarray(dataset, dtype=float).sum() + rng.normal(0.0, SCALE, (size, 1))
+
+
+noisy_count.claim = ApproxDP(1.0, 1e-5)
+
+
+def normal(x):  # shares its name with rng.normal, which noisy_count calls: not reached by it
+    return x
+
+
+def unrelated():
+    return 1
+
+
+def a_float(dataset, size, rng):
+    return float(np.sum(dataset))
+
+
+a_float.claim = ApproxDP(1.0, 1e-5)
+
+
+def strict(dataset, size, rng):
+    raise ValueError("epsilon must be positive for this release")
+
+
+strict.claim = ApproxDP(1.0, 1e-5)
+'''
+
+
+def messages_file(folder: Path, name: str, attribute: str) -> Path:
+    return write(folder, name, GAUSSIAN.format(name=name, extra="").replace(
+        'name = "gaussian"\nepsilon = 1.0\ndelta = 1e-5', f'callable = "ux_messages:{attribute}"'))
+
+
+@pytest.fixture
+def messages(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # an edit within the second must not read a stale .pyc
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "ux_messages", raising=False)
+    module = tmp_path / "ux_messages.py"
+    module.write_text(MESSAGES_MODULE)
+    return tmp_path, module
+
+
+def edit_module(module: Path, old: str, new: str) -> None:
+    module.write_text(module.read_text().replace(old, new))
+    sys.modules.pop(module.stem, None)
+
+
+def test_resume_keeps_an_audit_whose_own_code_did_not_change(messages, capsys):
+    folder, module = messages
+    path, out = messages_file(folder, "count", "noisy_count"), folder / "out"
+    assert run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    edit_module(module, "return 1", "return 2")  # another function of the same module
+    edit_module(module, "return x", "return -x")  # a function named like a method it calls
+    code, _, err = run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--resume")
+    assert code == 0, err
+    assert "count: finished in the earlier run; taken from" in err and "audited again" not in err
+    edit_module(module, "SCALE = 4.0", "SCALE = 5.0")  # a global it reads: audited again, and why
+    code, _, err = run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--resume")
+    assert code == 0, err
+    line = " ".join(err.split())
+    assert "count: finished in the earlier run, but its mechanism's code or the values it reads " \
+           "(noisy_count: global SCALE) changed since; audited again" in line
+
+
+def test_resume_names_the_settings_that_changed(messages, capsys):
+    folder, module = messages
+    path, out = messages_file(folder, "count", "noisy_count"), folder / "out"
+    assert run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    code, _, err = run(capsys, "run", path, "--out", out, "--no-plots", "--no-progress", "--resume",
+                       "--samples", "30000")
+    assert code == 0, err
+    assert "but its settings (samples 20000 → 30000) changed since; audited again" in " ".join(err.split())
+
+
+def test_resume_after_a_run_with_an_error_does_not_speak_of_an_interruption(messages, capsys):
+    folder, module = messages
+    paths = [gaussian(folder, "good"), messages_file(folder, "bad", "noisy_count")]
+    out = folder / "out"
+    edit_module(module, "SCALE = 4.0", "SCALE = 4.0\nBROKEN = True")
+    edit_module(module, "    return np.asarray(dataset, dtype=float).sum() + rng",
+                "    if BROKEN and size > 1:\n        raise RuntimeError('broken')\n"
+                "    return np.asarray(dataset, dtype=float).sum() + rng")
+    code, _, err = run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress")
+    assert code == 2 and "broken" in err
+    edit_module(module, "BROKEN = True", "BROKEN = False")
+    code, _, err = run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress", "--resume")
+    assert code == 0, err
+    assert "interruption" not in err
+    assert "good: finished in the earlier run; taken from" in err
+
+
+def test_a_float_return_names_the_mechanism_the_pair_and_the_fix(messages, capsys):
+    folder, _ = messages
+    code, _, err = run(capsys, "run", messages_file(folder, "scalar", "a_float"), "--out", folder / "out")
+    assert code == 2
+    line = " ".join(err.split())
+    assert "mechanism 'a_float'" in line and "pair" in line and "return np.asarray(...)" in line
+    assert "shape ()" in line
+
+
+def test_an_error_at_load_time_is_not_blamed_on_the_width_unless_it_is(messages, capsys):
+    folder, _ = messages
+    code, _, err = run(capsys, "run", messages_file(folder, "strict", "strict"), "--out", folder / "out")
+    assert code == 2
+    assert "epsilon must be positive for this release" in err and "mechanism 'strict'" in err
+    assert "set mechanism.d" not in err and "does not fit" not in err
+    wide = write(folder, "wide", GAUSSIAN.format(name="wide", extra="").replace("d = 1", "d = 3"))
+    code, _, err = run(capsys, "run", wide, "--out", folder / "out")
+    assert code == 2 and "rows of width 3" in err and "d = 1" in err
+
+
+def test_an_interrupted_resume_keeps_the_audits_it_had_not_reached(tmp_path, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "ux_interruptible", raising=False)
+    (tmp_path / "ux_interruptible.py").write_text(SLOW_MODULE)
+    paths = [write(tmp_path, "second", INTERRUPTIBLE), gaussian(tmp_path, "first")]
+    out = tmp_path / "out"
+    assert run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress")[0] == 0
+    first = json.loads((out / "report.json").read_text())["audits"][1]
+    paths[0].write_text(paths[0].read_text().replace("seed = 6", "seed = 9"))  # audited again, then Ctrl-C
+    (tmp_path / "interrupt").write_text("")
+    code, _, err = run(capsys, "run", *paths, "--out", out, "--no-plots", "--no-progress", "--resume")
+    assert code == 130 and "1 of 2 audits finished" in err
+    assert json.loads((out / "report.json").read_text())["audits"] == [first]  # not lost

@@ -9,7 +9,9 @@ is imported) and its imports become edges of a graph between modules:
 - importing ``a.b.c`` from outside package ``a.b`` also runs ``a/b/__init__.py`` (and ``a``'s,
   from outside ``a``), so for cycles it counts as importing those packages too;
 - imports under ``if TYPE_CHECKING:`` never run and are left out; imports inside a function are
-  kept, so a cycle hidden by a deferred import is still a cycle.
+  kept, so a cycle hidden by a deferred import is still a cycle;
+- ``name = lazy_module("a.b")`` (:mod:`audit.lazy`, a module imported at first use) is an import of
+  ``a.b`` like any other, so a lazy import hides neither a cycle nor a layer violation.
 
 Three rules are checked:
 
@@ -90,11 +92,20 @@ def _is_type_checking(test: ast.expr) -> bool:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
+def _is_lazy_import(node: ast.AST) -> bool:
+    """``lazy_module("a.b")`` (or ``lazy.lazy_module(...)``) with the module's name written out."""
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+        return False
+    function = node.func
+    name = function.id if isinstance(function, ast.Name) else getattr(function, "attr", None)
+    return name == "lazy_module" and isinstance(node.args[0].value, str)
+
+
 def _import_nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
     """Every Import/ImportFrom node that can run, with whether it sits inside a function."""
     def walk(nodes: Iterable[ast.AST], in_function: bool) -> Iterator[tuple[ast.AST, bool]]:
         for node in nodes:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_lazy_import(node):
                 yield node, in_function
             elif isinstance(node, ast.If) and _is_type_checking(node.test):
                 yield from walk(node.orelse, in_function)  # the body never runs
@@ -111,7 +122,9 @@ def module_imports(name: str, path: Path, modules: Mapping[str, Path]) -> list[I
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
     for node, in_function in _import_nodes(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):  # lazy_module("a.b")
+            targets = [node.args[0].value]
+        elif isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
             if node.level:
@@ -290,6 +303,7 @@ def test_the_graph_sees_the_real_imports():
     edges = {(i.source, i.target) for i in imports if i.internal}
     assert ("audit.engine", "audit.report") in edges
     assert ("audit.report", "audit.render.text") in edges
+    assert ("audit.cli", "audit.engine") not in edges and ("audit.cli", "audit.suite") in edges  # lazy, seen
     assert any(s.startswith("scenarios.") and t.startswith("mechanisms.") for s, t in edges)
     assert len(modules) > 60
 
@@ -414,3 +428,14 @@ def test_a_layer_violation_is_found(tmp_path):
     modules, imports = import_graph(tmp_path, ("low", "high"))
     found = layer_violations(modules, imports, ("low", "high"))
     assert [f.key for f in found] == ["layer: low.a -> high.b"]
+
+
+def test_a_lazy_import_is_an_import(tmp_path):
+    """``lazy_module("x")`` at a module's top is an edge (a cycle through it is found); inside a
+    function it is a function import."""
+    _package(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "from .lazy import lazy_module\nb = lazy_module('pkg.b')\n",
+                        "pkg/b.py": "from . import a\n", "pkg/lazy.py": "def lazy_module(name):\n    return name\n",
+                        "pkg/c.py": "from pkg import lazy\ndef f():\n    return lazy.lazy_module('pkg.b')\n"})
+    modules, imports = import_graph(tmp_path, ("pkg",))
+    assert [f.key for f in cycles(modules, imports)] == ["cycle: pkg.a pkg.b"]
+    assert [f.key for f in function_imports(imports)] == ["function import: pkg.c -> pkg.b"]

@@ -366,3 +366,20 @@ def test_user_constructor_errors_are_prefixed(tmp_path, user_module):
     with pytest.raises(ScenarioFileError, match=r"mechanism\.scales is not a parameter of .*Noisy.* \(known: "
                                                 r"relation, scale\), got 1\.0"):
         load(path)
+
+
+def test_an_outline_reads_a_file_without_importing_or_building_anything(tmp_path):
+    from scenarios.outline import outline
+
+    path = tmp_path / "x.toml"
+    path.write_text('[mechanism]\ncallable = "no_such_module_xyz:f"\nscale = 2.0\n[claim]\ntype = "profile"\n'
+                    'callable = "no_such_module_xyz:delta"\n[scenario]\nkind = "counting"\nd = 1\n'
+                    '[audit]\nsamples = 1000\n')
+    found = outline(path)
+    assert found.name == "x" and found.mechanism == "no_such_module_xyz:f(scale=2.0)" and found.claim is None
+    assert found.claim_text == "profile claim of no_such_module_xyz:delta" and found.audit == {"samples": 1000}
+    assert "no_such_module_xyz" not in sys.modules
+    path.write_text('[mechanism]\nname = "gaussian"\nepsilon = 1.0\ndelta = 1e-5\n[claim]\ntype = "gdp"\nmu = 0.5\n'
+                    '[scenario]\nkind = "counting"\nd = 1\n')
+    assert outline(path).claim_text == "0.5-GDP [add-remove]"
+    assert outline(path).mechanism == "gaussian(epsilon=1.0, delta=1e-05)"
