@@ -18,10 +18,12 @@ from .canaries import DiracCanary, InputCanary
 from .data import TrainingSet, digits, synthetic
 from .loops import DPConfig, make_private, opacus_sgd, run_steps
 from .mechanism import SCORES, VIEWS, TorchTraining
+from .scores import BLACK_BOX_SCORES, canary_score
+from .user import USER_VIEWS, UserTraining
 from .probe import model_factory, probed
 
 __all__ = [
-    "TorchTraining", "VIEWS", "SCORES",
+    "TorchTraining", "VIEWS", "SCORES", "UserTraining", "USER_VIEWS", "BLACK_BOX_SCORES", "canary_score",
     "DPConfig", "opacus_sgd", "make_private", "run_steps",
     "DiracCanary", "InputCanary",
     "probed", "model_factory",
