@@ -51,6 +51,7 @@ from ..claims import Relation
 from ..dpsgd.accounting import PoissonGaussianTruth, poisson_gaussian_epsilon
 from ..dpsgd.canary import LikelihoodRatioSum, ProjectionSum
 from ..validation import check_choice, check_dataset, check_int, check_open_unit, check_size
+from ._extra import require_torch
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
 from .canaries import DiracCanary, InputCanary, canary_from
 from .data import TrainingSet, training_set
@@ -110,6 +111,7 @@ class TorchTraining(PoissonGaussianTruth):
     label: Optional[str] = None
 
     def __post_init__(self) -> None:
+        require_torch("TorchTraining")
         config = DPConfig(self.noise_multiplier, self.max_grad_norm, self.batch_size, self.steps,
                           self.learning_rate)
         object.__setattr__(self, "_config", config)

@@ -60,6 +60,7 @@ import numpy as np
 from ..claims import ApproxDP, GaussianDP, Relation
 from ..validation import (check_choice, check_dataset, check_finite_positive, check_int, check_open_unit,
                           check_size)
+from ._extra import require_torch
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
 from .scores import BLACK_BOX_SCORES, canary_score
 from .watch import ParameterWatch
@@ -109,6 +110,7 @@ class UserTraining:
     label: Optional[str] = None
 
     def __post_init__(self) -> None:
+        require_torch("UserTraining")
         if not callable(self.train):
             raise TypeError(f"`train` must be a function train(X, y, seed) -> model, got {self.train!r}")
         check_choice("view", self.view, USER_VIEWS)

@@ -195,3 +195,20 @@ def test_bad_input_is_reported():
 
     with pytest.raises(TypeError, match="returned None"):
         UserTraining(nothing, X, Y, mu=1.0)(np.ones((1, 1)), 1, np.random.default_rng(0))
+
+
+def test_a_missing_torch_extra_is_named(monkeypatch):
+    monkeypatch.setitem(sys.modules, "opacus", None)  # import opacus now raises ImportError
+    for build in (lambda: TorchTraining(), lambda: UserTraining(zoo.opacus_correct, X, Y, mu=1.0)):
+        with pytest.raises(ImportError, match=r"needs the optional `torch` extra \(opacus is missing\): "
+                                              r'pip install "dpaudit\[torch\]"'):
+            build()
+
+
+def test_a_bundled_torch_file_names_the_extra():
+    import scenarios
+
+    paths = sorted((Path(scenarios.__file__).parent / "suite" / "torch").glob("*.toml"))
+    assert len(paths) >= 11
+    for path in paths:
+        assert 'pip install -e ".[torch]"' in path.read_text(), path.name
