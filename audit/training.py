@@ -17,6 +17,7 @@ import numpy as np
 
 from mechanisms.training import UserTraining
 from mechanisms.validation import check_int
+from scenarios import from_pairs
 
 from .engine import run_audit
 from .report import AuditReport
@@ -29,9 +30,7 @@ TRAININGS = 1000
 
 def training_pair():
     """The scenario of a training audit: the user's data, and the user's data with the canary."""
-    import scenarios
-
-    return scenarios.from_pairs([(np.zeros((0, 1)), np.ones((1, 1)), "add the canary")])
+    return from_pairs([(np.zeros((0, 1)), np.ones((1, 1)), "add the canary")])
 
 
 def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAININGS, anytime: bool = True,

@@ -56,7 +56,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..dpsgd.shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
-from ..training import DiracCanary, InputCanary, TorchTraining, opacus_sgd
+from ..training import DiracCanary, InputCanary, TorchTraining, UserTraining, opacus_sgd
 from ..training.loops import make_private, run_steps
 from ..validation import check_finite_positive, check_int
 
@@ -353,8 +353,6 @@ def common_form(trainer: str = "seeded-at-zero", **options):
     the common form named ``trainer`` on 31 synthetic rows of 3 features (float32, labels 0/1 as
     float32), against Opacus's RDP accountant at σ = 2, T = 4, B = 16 (q = 1/⌈31/16⌉ = ½), δ = 1e-3;
     ``options`` override :class:`UserTraining`'s keywords (e.g. ``view``)."""
-    from ..training import UserTraining
-
     trainers = {"seeded-at-zero": seeded_at_zero}
     if trainer not in trainers:
         raise ValueError(f"`trainer` must be one of {sorted(trainers)}, got {trainer!r}")

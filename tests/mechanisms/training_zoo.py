@@ -1,5 +1,5 @@
 """A zoo of trainers written the common way, ``train(X, y, seed) -> model``, for the tests of
-:func:`audit.training.audit_training` (tests/mechanisms/test_training_zoo.py).
+:func:`audit.training.audit_training` (tests/mechanisms/test_training_user.py).
 
 Each is what a user writes (at most ten lines of their own: imports and the shared configuration
 below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
