@@ -24,7 +24,8 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("opacus_deterministic", "margin", False), ("func_unscaled_noise", "margin", False),
         ("func_unscaled_noise", "updates", False), ("hooked_unscaled_noise", "updates", False),
         ("func_noise_before_clipping", "margin", False), ("func_noise_before_clipping", "updates", False),
-        ("hooked_noise_before_clipping", "updates", False), ("func_batch_clipping", "margin", False)]
+        ("hooked_noise_before_clipping", "updates", False), ("func_batch_clipping", "margin", False),
+        ("opacus_unnoised_first_layer", "updates", False), ("opacus_unnoised_first_layer", "margin", False)]
 
 
 def main(argv=None) -> None:

@@ -14,11 +14,15 @@ import numpy as np
 import pytest
 from scipy import special
 
+import scenarios
+
 torch = pytest.importorskip("torch", reason="the torch extra (torch, opacus) is not installed")
 pytest.importorskip("opacus", reason="the torch extra (torch, opacus) is not installed")
 
-from audit.training import audit_training  # noqa: E402
-from mechanisms.training import InputCanary, TorchTraining, UserTraining, canary_score, opacus_sgd  # noqa: E402
+from audit import run_audit  # noqa: E402
+from audit.training import audit_training, training_pair  # noqa: E402
+from mechanisms.training import (InputCanary, TorchTraining, UserTraining, accountant_claim,  # noqa: E402
+                                 canary_score, opacus_sgd)
 
 sys.path.insert(0, str(Path(__file__).parent))
 import training_zoo as zoo  # noqa: E402
@@ -77,12 +81,33 @@ def test_a_deterministic_trainer_gives_two_values_and_the_scores_keep_them_apart
     assert without[0] == without[1] and with_canary[0] == with_canary[1] and without[0] != with_canary[0]
 
 
+@pytest.mark.statistical
+def test_a_deterministic_trainer_is_refuted_through_torch_training_by_the_default_view():
+    """The same trainer through TorchTraining's default black-box view (the final loss, now in
+    float64): refuted by an anytime audit within 500 trainings a side."""
+    mechanism = TorchTraining(train=_deterministic, noise_multiplier=2.0, n=49, canary=InputCanary(scale=4.0),
+                              steps=4, learning_rate=8.0)
+    assert mechanism.view == "final-loss"
+    report = run_audit(mechanism, training_pair(), samples=500, anytime=True, seed=6, statistic="linear", progress=False,
+                       accuracy=False)
+    assert report.verdict.value == "VIOLATED"
+
+
 # -- the common form ---------------------------------------------------------------------------------
 @pytest.mark.statistical
 def test_a_deterministic_trainer_is_refuted_by_the_default_black_box_view():
     report = audit_training(zoo.opacus_deterministic, X, Y.astype(np.float32), seed=1, progress=False, **CLAIM)
     assert report.verdict.value == "VIOLATED"
     assert report.draws["per_side"] < 500
+
+
+@pytest.mark.statistical
+def test_a_layer_outside_the_dp_optimizer_is_refuted_by_the_white_box_view_of_an_opacus_loop():
+    """The first layer trained by a plain SGD: its canary column moves only when the canary is in
+    (exactly 0 otherwise), which the update view of an Opacus loop reads from the parameters."""
+    report = audit_training(zoo.opacus_unnoised_first_layer, X, Y.astype(np.float32), view="updates", seed=5,
+                            progress=False, **CLAIM)
+    assert report.verdict.value == "VIOLATED" and report.draws["per_side"] < 300
 
 
 @pytest.mark.statistical
@@ -153,8 +178,6 @@ def test_the_white_box_view_reads_the_update_sum_of_any_loop():
 
 
 def test_claims_are_labelled_as_whose_they_are():
-    from mechanisms.training import accountant_claim
-
     mine = UserTraining(zoo.opacus_correct, X, Y, epsilon=2.0, delta=1e-5)
     assert mine.claim.epsilon == 2.0 and "claim: yours, (2, 1e-05)-DP" in mine.name
     assert "claim: yours, 0.5-GDP" in UserTraining(zoo.opacus_correct, X, Y, mu=0.5).name
@@ -206,8 +229,6 @@ def test_a_missing_torch_extra_is_named(monkeypatch):
 
 
 def test_a_bundled_torch_file_names_the_extra():
-    import scenarios
-
     paths = sorted((Path(scenarios.__file__).parent / "suite" / "torch").glob("*.toml"))
     assert len(paths) >= 11
     for path in paths:

@@ -97,3 +97,18 @@ def hooked_noise_before_clipping(X, y, seed, grad_canary=None):
 
 def hooked_unscaled_noise(X, y, seed, grad_canary=None):   # clip norm 8, noise σ instead of σ·8
     return func_dpsgd(X, y, seed, bound=8.0, noise=SIGMA, grad_canary=grad_canary)
+
+
+def opacus_unnoised_first_layer(X, y, seed):   # the first layer trained by a plain SGD beside Opacus's
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(X.shape[1], 8), nn.Tanh(), nn.Linear(8, 1))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*_tensors(X, y)), batch_size=B)
+    model[0].requires_grad_(False)
+    dp_model, opt, loader = PrivacyEngine().make_private(
+        module=model, optimizer=torch.optim.SGD(model[2].parameters(), lr=LR / B), data_loader=loader,
+        noise_multiplier=SIGMA, max_grad_norm=C, loss_reduction="sum")
+    plain = torch.optim.SGD(model[0].requires_grad_(True).parameters(), lr=LR / B)
+    for _ in range(T // len(loader)):
+        for xb, yb in loader:
+            opt.zero_grad(); plain.zero_grad(); bce(dp_model(xb)[:, 0], yb, reduction="sum").backward(); opt.step(); plain.step()
+    return model
