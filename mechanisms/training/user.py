@@ -18,20 +18,24 @@ from the result:
   or too little noise shows most (Nasr, Song, Thakurta, Papernot & Carlini 2021, §4: mislabelled
   and crafted input canaries).
 - the **white-box view** (``view="updates"``): dpaudit appends one zero column to X, which no
-  real row uses, and the canary row is ``canary_scale`` on that column and 0 elsewhere, with
-  label c.  The first layer's weight on that column (the first parameter whose last axis has
-  p + 1 entries; row c, or its only row for one logit) is then moved by the canary and the
-  noise only: the output is the sum of its updates over the training, Σ_t Δw_t = w_T − w_0, read
-  from the model's parameters — the final value from the returned model, the initial value at
-  the model's first forward call.  That works for any loop: one that steps a torch optimizer,
-  an Opacus ``PrivacyEngine`` loop, or a ``torch.func``/``vmap`` loop that writes its parameters
-  back.  The model must take its input width from ``X`` (``nn.Linear(X.shape[1], ...)``).
+  real row uses, and the canary row is s = ``canary_scale`` on that column and 0 elsewhere, with
+  label c.  During the call a Dirac probe (:mod:`mechanisms.training.watch`) makes every
+  ``nn.Linear`` that reads p + 1 features output a constant 0 for the canary row, with its
+  gradient routed into that layer's weight column of the extra feature only, so the canary
+  never saturates; the column moves by the canary and the noise only.  The output is the sum of
+  its updates over the training, Σ_t Δw_t = w_T − w_0 (row c, or the column's norm in a deeper
+  model), read from the model's parameters: the final value from the returned model, the
+  initial value at the model's first forward call.  That works for any loop: one that steps a
+  torch optimizer, an Opacus ``PrivacyEngine`` loop, or a ``torch.func``/``vmap`` loop that
+  writes its parameters back.  The model must take its input width from ``X``
+  (``nn.Linear(X.shape[1], ...)``).
 - the **trainer's own gradient canary**: a function with a ``grad_canary`` keyword
   (``train(X, y, seed, grad_canary=None)``) is given, in the world with the canary, a function
   ``grad_canary(params) -> list of tensors``: the canary's per-example gradient, zero but for
-  −``canary_scale`` on the observed coordinate (a descent step moves it up), which the trainer treats as one more example of
-  its batches (sampled, clipped and noised with them); in the world without it, ``None``.  The
-  view is the same sum of updates, and X gains the same zero column.
+  −``canary_scale`` on the observed coordinate (a descent step moves it up), which the trainer
+  treats as one more example of its batches (sampled, clipped and noised with them); in the
+  world without it, ``None``.  The view is the same sum of updates, and X gains the same zero
+  column (no canary row is added, so the probe never fires).
 
 The audited ``dataset`` is an ``(m, 1)`` array of 0/1 weights: each row of weight 1 adds one copy
 of the canary, a row of weight 0 adds nothing (``scenarios.counting(1, n=0)``'s "add the canary").
@@ -87,8 +91,8 @@ class UserTraining:
     view : "margin" (default), "logit", "loss" (black box) or "updates" (white box).
     score : a callable ``(logits (k, K) float64, labels (k,)) -> (k,)`` replacing the black-box view.
     canary : ``(x, label)`` for the black-box views (default: the mislabelled outlier).
-    canary_scale : the default canary's distance in units of the data's radius (black box), or its
-        feature value on the extra column (white box).
+    canary_scale : the default canary's distance in units of the data's radius (black box, default
+        10), or its value s on the extra column (white box, default 1e4: far above any clip norm).
     label : a name for reports (default: the training function's name).
     """
 
@@ -106,7 +110,7 @@ class UserTraining:
     view: str = "margin"
     score: Optional[Callable] = None
     canary: Optional[tuple] = None
-    canary_scale: float = 10.0
+    canary_scale: Optional[float] = None
     label: Optional[str] = None
 
     def __post_init__(self) -> None:
@@ -117,7 +121,8 @@ class UserTraining:
         if self.score is not None and (not callable(self.score) or self.view == "updates"):
             raise ValueError(f"`score` must be a callable (logits, labels) -> scores, with a black-box view, "
                              f"got score={self.score!r}, view={self.view!r}")
-        object.__setattr__(self, "canary_scale", check_finite_positive("canary_scale", self.canary_scale))
+        scale = (1e4 if self.view == "updates" else 10.0) if self.canary_scale is None else self.canary_scale
+        object.__setattr__(self, "canary_scale", check_finite_positive("canary_scale", scale))
         check_choice("accountant", self.accountant, ACCOUNTANTS)
         x, y = _as_numpy(self.X, "X"), _as_numpy(self.y, "y")
         if x.ndim != 2 or y.ndim != 1 or y.shape[0] != x.shape[0] or x.shape[0] < 1:
