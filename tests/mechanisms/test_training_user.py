@@ -233,3 +233,13 @@ def test_a_bundled_torch_file_names_the_extra():
     assert len(paths) >= 11
     for path in paths:
         assert 'pip install -e ".[torch]"' in path.read_text(), path.name
+
+
+def test_the_training_page_keeps_the_editable_install_and_sets_q_for_its_one_run_snippet():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text(encoding="utf-8")
+    commands = [line for line in text.splitlines() if line.startswith("pip install")]
+    assert any('pip install -e ".[torch]"' in line for line in commands)
+    assert not any('pip install ".[torch]"' in line for line in commands)  # it would replace the editable install
+    call = text.index("scores, included = trainer.one_run_scores(1000")
+    assert "trainer = TorchTraining(batch_size=525" in text[call - 200: call]
+    assert TorchTraining(batch_size=525).one_run_sample_rate(1000) == 0.5  # n = 49: 1/⌈1049/525⌉
