@@ -7,6 +7,7 @@ The trainers are those of tests/mechanisms/training_zoo.py.  Each audit trains t
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -226,6 +227,15 @@ def test_a_missing_torch_extra_is_named(monkeypatch):
         with pytest.raises(ImportError, match=r"needs the optional `torch` extra \(opacus is missing\): "
                                               r'pip install "dpaudit\[torch\]"'):
             build()
+
+
+def test_a_bundled_torch_file_run_without_the_extra_names_it(tmp_path):
+    code = ("import sys; sys.modules['opacus'] = None\nfrom audit.cli import main\n"
+            f"sys.argv = ['dpaudit', 'run', 'scenarios/suite/torch/batch-clipping.toml', '--out', {str(tmp_path)!r}]\nmain()")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert 'needs the optional `torch` extra (opacus is missing): pip install "dpaudit[torch]"' in done.stderr
 
 
 def test_a_bundled_torch_file_names_the_extra():
