@@ -231,7 +231,7 @@ def test_a_missing_torch_extra_is_named(monkeypatch):
 
 def test_a_bundled_torch_file_run_without_the_extra_names_it(tmp_path):
     code = ("import sys; sys.modules['opacus'] = None\nfrom audit.cli import main\n"
-            f"sys.argv = ['dpaudit', 'run', 'scenarios/suite/torch/batch-clipping.toml', '--out', {str(tmp_path)!r}]\nmain()")
+            f"sys.argv = ['dpaudit', 'run', 'scenarios/suite/torch/batch-clipping.toml', '--out', {str(tmp_path)!r}]\nsys.exit(main())")
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
