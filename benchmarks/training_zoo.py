@@ -58,7 +58,7 @@ def main(argv=None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = "zoo.md" if args.rows is None else f"zoo-{args.rows.replace(',', '-')}.md"
-    (out / name).write_text("# The common-form trainer zoo\n\n## Default audit\n\n"
+    (out / name).write_text("# The common-form trainer zoo\n\n## Default audit\n\nCommand: `python -m benchmarks.training_zoo`. "
                             + " ".join(__doc__.split("\n\n")[1].split()) + "\n\n" + "\n".join(lines) + "\n")
 
 
