@@ -28,11 +28,49 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("opacus_unnoised_first_layer", "updates", False), ("opacus_unnoised_first_layer", "margin", False)]
 
 
+def doubling_limit(n: int = 500, delta: float = 1e-3, alpha: float = 0.05) -> list[str]:
+    """What ``n`` trainings a side can certify against a trainer whose only fault doubles the
+    sensitivity (batch clipping at best): outputs N(0, 1) and N(2μ_c, 1) for a claim μ_c-GDP (no
+    subsampling, no other noise: the most favourable case), the best single threshold event at
+    its *expected* counts with two-sided Clopper–Pearson bounds at level ``alpha`` (no budget spent
+    on choosing the event), against the claim's ε(δ) and μ_c."""
+    from scipy import stats
+
+    from mechanisms.gdp import gdp_epsilon
+
+    lines = ["| claimed μ | claimed ε(1e-3) | true μ | true ε(1e-3) | best ε_lb | best μ_lb | ε refutable | μ refutable |",
+             "|---:|---:|---:|---:|---:|---:|---|---|"]
+    for mu_c in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
+        thresholds = np.linspace(-3.0, 3.0 + 4 * mu_c, 600)
+        k0 = np.round(stats.norm.sf(thresholds) * n)
+        k1 = np.round(stats.norm.sf(thresholds - 2 * mu_c) * n)
+        high = np.where(k0 < n, stats.beta.ppf(1 - alpha / 2, k0 + 1, np.maximum(n - k0, 1)), 1.0)
+        low = np.where(k1 > 0, stats.beta.ppf(alpha / 2, np.maximum(k1, 1), n - k1 + 1), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eps = np.where(low > delta, np.log((low - delta) / high), 0.0)
+            mu = np.where((low > 0) & (high < 1), stats.norm.ppf(low) - stats.norm.ppf(high), 0.0)
+        claimed = gdp_epsilon(delta, mu_c)
+        lines.append(f"| {mu_c:g} | {claimed:.2f} | {2 * mu_c:g} | {gdp_epsilon(delta, 2 * mu_c):.2f} | {eps.max():.2f} | "
+                     f"{mu.max():.2f} | {'yes' if eps.max() > claimed else 'no'} | {'yes' if mu.max() > mu_c else 'no'} |")
+    return lines
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results/training")
     parser.add_argument("--rows", default=None, help="comma-separated row indices (default: all)")
+    parser.add_argument("--limit-only", action="store_true", help="only the sensitivity-doubling limit (no training)")
     args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    limit = doubling_limit()
+    (out / "zoo-limit.md").write_text(
+        "# What 500 trainings a side can certify against a doubled sensitivity\n\n## Doubled sensitivity\n\n"
+        "Command: `python -m benchmarks.training_zoo --limit-only`. " + " ".join(doubling_limit.__doc__.split())
+        + "\n\n" + "\n".join(limit) + "\n")
+    print("\n".join(limit))
+    if args.limit_only:
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "mechanisms"))
     import training_zoo as zoo
 
@@ -55,8 +93,6 @@ def main(argv=None) -> None:
                f"{time.perf_counter() - started:.0f} | {load:.1f} |")
         print(row, flush=True)
         lines.append(row)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     name = "zoo.md" if args.rows is None else f"zoo-{args.rows.replace(',', '-')}.md"
     (out / name).write_text("# The common-form trainer zoo\n\n## Default audit\n\nCommand: `python -m benchmarks.training_zoo`. "
                             + " ".join(__doc__.split("\n\n")[1].split()) + "\n\n" + "\n".join(lines) + "\n")
