@@ -16,6 +16,7 @@ import pytest
 from scipy import special
 
 import scenarios
+from scenarios import files as scenario_files
 
 torch = pytest.importorskip("torch", reason="the torch extra (torch, opacus) is not installed")
 pytest.importorskip("opacus", reason="the torch extra (torch, opacus) is not installed")
@@ -253,3 +254,10 @@ def test_the_training_page_keeps_the_editable_install_and_sets_q_for_its_one_run
     call = text.index("scores, included = trainer.one_run_scores(1000")
     assert "trainer = TorchTraining(batch_size=525" in text[call - 200: call]
     assert TorchTraining(batch_size=525).one_run_sample_rate(1000) == 0.5  # n = 49: 1/⌈1049/525⌉
+
+
+def test_a_scenario_file_names_a_factory_of_the_common_form():
+    """The bundled file's mechanism comes from a factory, with the accountant's claim at Opacus's q."""
+    spec = scenario_files.read(Path(scenarios.__file__).parent / "suite" / "torch" / "seeded-at-zero.toml")
+    assert isinstance(spec.mechanism, UserTraining) and spec.expected == "violated"
+    assert spec.mechanism.sample_rate_used == 0.5 and spec.claim is spec.mechanism.claim
