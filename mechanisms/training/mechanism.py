@@ -24,8 +24,9 @@ The audited ``dataset`` is an ``(m, 1)`` array of canary weights, as for
 :class:`mechanisms.dpsgd.DPSGD`: ``scenarios.counting(1, n=0)`` gives "add the canary" and "add a
 null example" (a row with zero gradient).
 
-**Claim**: the named accountant's (:mod:`mechanisms.training.accountants`) for Opacus's sample
-rate q = 1/⌈n/B⌉ of the training set without canaries, σ, the configured T and ``delta``.
+**Claim**: the named accountant's (:mod:`mechanisms.training.accountants`) for the sample rate q
+the user states (``sample_rate_claimed``) or Opacus's 1/⌈n/B⌉ of the training set without
+canaries, σ, the configured T and ``delta``.
 
 **Exact truth**: with the ``"updates"`` view of a Dirac canary on the user's data (no crafted
 rows), the canary coordinate is touched by nothing but the canary and the noise, so a trainer with
@@ -90,6 +91,8 @@ class TorchTraining(PoissonGaussianTruth):
     observed_steps : how many weight updates the training function makes (default ``steps``;
         a faulty trainer may make more than the accountant is told).
     label : a name for reports (default: the training function's ``label`` or name).
+    sample_rate_claimed : the Poisson rate q the accountant is given, as you state it (default:
+        Opacus's 1/⌈n/B⌉ for the training set without canaries).
     """
 
     noise_multiplier: float = 1.0
@@ -109,9 +112,12 @@ class TorchTraining(PoissonGaussianTruth):
     train: Callable = opacus_sgd
     observed_steps: Optional[int] = None
     label: Optional[str] = None
+    sample_rate_claimed: Optional[float] = None
 
     def __post_init__(self) -> None:
         require_torch("TorchTraining")
+        if self.sample_rate_claimed is not None:
+            object.__setattr__(self, "sample_rate_claimed", check_open_unit("sample_rate_claimed", self.sample_rate_claimed))
         config = DPConfig(self.noise_multiplier, self.max_grad_norm, self.batch_size, self.steps,
                           self.learning_rate)
         object.__setattr__(self, "_config", config)
@@ -170,7 +176,10 @@ class TorchTraining(PoissonGaussianTruth):
 
     @property
     def sample_rate(self) -> float:
-        """Opacus's q = 1/⌈n/B⌉ for the training set without canaries."""
+        """The accountant's q: ``sample_rate_claimed``, or Opacus's 1/⌈n/B⌉ for the training set
+        without canaries."""
+        if self.sample_rate_claimed is not None:
+            return self.sample_rate_claimed
         return opacus_sample_rate(self._rows[0].shape[0], self.batch_size)
 
     @property
@@ -189,7 +198,7 @@ class TorchTraining(PoissonGaussianTruth):
         trainer = self.label or getattr(self.train, "label", getattr(self.train, "__name__", "train"))
         model = self.model if isinstance(self.model, str) else getattr(self.model, "__name__", "model")
         return (f"TorchTraining[{trainer}, {model}, {self._data.name.split('[')[0]} n={self._rows[0].shape[0]}, "
-                f"{self.canary.label}, {self.view}](q={self.sample_rate:g}, σ={self.noise_multiplier:g}, "
+                f"{self.canary.label}, {self.view}](q={self.sample_rate:g}{' given' if self.sample_rate_claimed else ''}, σ={self.noise_multiplier:g}, "
                 f"T={self.steps}, C={self.max_grad_norm:g}; claim: {ACCOUNTANT_NAMES[self.accountant]})")
 
     def __repr__(self) -> str:
@@ -244,8 +253,9 @@ class TorchTraining(PoissonGaussianTruth):
 
     @property
     def exact_sample_rate(self) -> float:
-        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth."""
-        return self.sample_rate
+        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth: Opacus's
+        1/⌈n/B⌉, whatever q the claim is given."""
+        return opacus_sample_rate(self._rows[0].shape[0], self.batch_size)
 
     # -- one-run auditing --------------------------------------------------------------------------
     def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

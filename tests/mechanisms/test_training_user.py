@@ -261,3 +261,14 @@ def test_a_scenario_file_names_a_factory_of_the_common_form():
     spec = scenario_files.read(Path(scenarios.__file__).parent / "suite" / "torch" / "seeded-at-zero.toml")
     assert isinstance(spec.mechanism, UserTraining) and spec.expected == "violated"
     assert spec.mechanism.sample_rate_used == 0.5 and spec.claim is spec.mechanism.claim
+
+
+def test_torch_training_takes_the_sample_rate_the_user_states():
+    """The claim at the stated q; the exact truth stays at the q Opacus's loader uses, 1/⌈49/25⌉."""
+    stated = TorchTraining(accountant="pld", sample_rate_claimed=0.3)
+    assert stated.sample_rate == 0.3 and "q=0.3 given" in stated.name
+    assert stated.claim.epsilon_at(1e-3) == pytest.approx(accountant_claim("pld", 0.3, 1.0, 4, 1e-3).epsilon_at(1e-3))
+    assert stated.exact_sample_rate == 0.5 == TorchTraining().sample_rate
+    assert stated.epsilon_for_delta(1e-3) == TorchTraining(accountant="pld").epsilon_for_delta(1e-3)
+    with pytest.raises(ValueError, match="sample_rate_claimed"):
+        TorchTraining(sample_rate_claimed=1.5)
