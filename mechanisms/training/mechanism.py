@@ -14,15 +14,19 @@ sees or scores:
   update shows); ``score=`` reduces them to one number fixed in advance: ``"sum"`` Σ_t v_t
   (the projection sum), ``"lr"`` the Dirac canary's log-likelihood ratio
   Σ_t log(1 − q + q·exp((C v_t − C²/2)/(σC)²)), ``"energy"`` the sum of the log mean squares;
-- ``view="final-loss"`` (an :class:`~mechanisms.training.canaries.InputCanary`, black box): the
-  final model's cross-entropy loss on the canary.
+- ``view="final-loss"``, ``"final-logit"`` or ``"final-margin"`` (an
+  :class:`~mechanisms.training.canaries.InputCanary`, black box): the final model's cross-entropy
+  loss, the canary class's logit, or its margin over the next class, in float64 and in forms that
+  do not saturate (:mod:`mechanisms.training.scores`); ``score=`` a callable
+  ``(logits (k, K), labels (k,)) -> (k,)`` replaces them with the user's own score.
 
 The audited ``dataset`` is an ``(m, 1)`` array of canary weights, as for
 :class:`mechanisms.dpsgd.DPSGD`: ``scenarios.counting(1, n=0)`` gives "add the canary" and "add a
 null example" (a row with zero gradient).
 
-**Claim**: the named accountant's (:mod:`mechanisms.training.accountants`) for Opacus's sample
-rate q = 1/⌈n/B⌉ of the training set without canaries, σ, the configured T and ``delta``.
+**Claim**: the named accountant's (:mod:`mechanisms.training.accountants`) for the sample rate q
+the user states (``sample_rate_claimed``) or Opacus's 1/⌈n/B⌉ of the training set without
+canaries, σ, the configured T and ``delta``.
 
 **Exact truth**: with the ``"updates"`` view of a Dirac canary on the user's data (no crafted
 rows), the canary coordinate is touched by nothing but the canary and the noise, so a trainer with
@@ -48,15 +52,17 @@ from ..claims import Relation
 from ..dpsgd.accounting import PoissonGaussianTruth, poisson_gaussian_epsilon
 from ..dpsgd.canary import LikelihoodRatioSum, ProjectionSum
 from ..validation import check_choice, check_dataset, check_int, check_open_unit, check_size
+from ._extra import require_torch
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
 from .canaries import DiracCanary, InputCanary, canary_from
 from .data import TrainingSet, training_set
 from .loops import DPConfig, opacus_sgd
 from .probe import model_factory, probed
+from .scores import canary_score
 
 __all__ = ["TorchTraining", "VIEWS", "SCORES"]
 
-VIEWS = ("updates", "final-loss")
+VIEWS = ("updates", "final-loss", "final-logit", "final-margin")
 SCORES = ("updates", "sum", "lr", "energy")
 #: Added to the mean square before the log, so that an un-noised probe gives a finite energy.
 ENERGY_FLOOR = 1e-30
@@ -76,13 +82,17 @@ class TorchTraining(PoissonGaussianTruth):
         ``data_seed`` choose the rows of a named one.
     model : "logreg", "mlp" or a factory ``(features, classes) -> torch.nn.Module``.
     canary : "dirac", "input", a canary object, or a table ``{"kind": "dirac", ...}`` of its options.
-    view : "updates" (Dirac canary) or "final-loss" (input canary); default by canary.
-    score : "updates" (the whole view), "sum", "lr", "energy", or a callable mapping the
-        (1, 2·observed_steps) view to one score (``view="updates"`` only).
+    view : "updates" (Dirac canary), or "final-loss", "final-logit", "final-margin" (input canary);
+        default "updates" or "final-loss" by canary.
+    score : with ``view="updates"``: "updates" (the whole view), "sum", "lr", "energy", or a
+        callable mapping the (1, 2·observed_steps) view to one score; with a final view: a
+        callable ``(logits (k, K) float64, labels (k,)) -> (k,)`` scoring the final model.
     train : the training function (default :func:`~mechanisms.training.loops.opacus_sgd`).
     observed_steps : how many weight updates the training function makes (default ``steps``;
         a faulty trainer may make more than the accountant is told).
     label : a name for reports (default: the training function's ``label`` or name).
+    sample_rate_claimed : the Poisson rate q the accountant is given, as you state it (default:
+        Opacus's 1/⌈n/B⌉ for the training set without canaries).
     """
 
     noise_multiplier: float = 1.0
@@ -102,8 +112,12 @@ class TorchTraining(PoissonGaussianTruth):
     train: Callable = opacus_sgd
     observed_steps: Optional[int] = None
     label: Optional[str] = None
+    sample_rate_claimed: Optional[float] = None
 
     def __post_init__(self) -> None:
+        require_torch("TorchTraining")
+        if self.sample_rate_claimed is not None:
+            object.__setattr__(self, "sample_rate_claimed", check_open_unit("sample_rate_claimed", self.sample_rate_claimed))
         config = DPConfig(self.noise_multiplier, self.max_grad_norm, self.batch_size, self.steps,
                           self.learning_rate)
         object.__setattr__(self, "_config", config)
@@ -127,7 +141,7 @@ class TorchTraining(PoissonGaussianTruth):
         object.__setattr__(self, "view", view)
         if not callable(self.score):
             check_choice("score", self.score, SCORES)
-        if not (isinstance(self.score, str) and self.score == "updates") and view != "updates":
+        if isinstance(self.score, str) and self.score != "updates" and view != "updates":
             raise ValueError(f"score={self.score!r} needs view='updates', got view={view!r}")
         if not callable(self.train):
             raise TypeError(f"`train` must be a training function (model, data, config, *, generator), "
@@ -162,7 +176,10 @@ class TorchTraining(PoissonGaussianTruth):
 
     @property
     def sample_rate(self) -> float:
-        """Opacus's q = 1/⌈n/B⌉ for the training set without canaries."""
+        """The accountant's q: ``sample_rate_claimed``, or Opacus's 1/⌈n/B⌉ for the training set
+        without canaries."""
+        if self.sample_rate_claimed is not None:
+            return self.sample_rate_claimed
         return opacus_sample_rate(self._rows[0].shape[0], self.batch_size)
 
     @property
@@ -172,7 +189,7 @@ class TorchTraining(PoissonGaussianTruth):
 
     @property
     def output_dim(self) -> int:
-        if self.view == "final-loss" or not (isinstance(self.score, str) and self.score == "updates"):
+        if self.view != "updates" or not (isinstance(self.score, str) and self.score == "updates"):
             return 1
         return 2 * self.observed_steps
 
@@ -181,7 +198,7 @@ class TorchTraining(PoissonGaussianTruth):
         trainer = self.label or getattr(self.train, "label", getattr(self.train, "__name__", "train"))
         model = self.model if isinstance(self.model, str) else getattr(self.model, "__name__", "model")
         return (f"TorchTraining[{trainer}, {model}, {self._data.name.split('[')[0]} n={self._rows[0].shape[0]}, "
-                f"{self.canary.label}, {self.view}](q={self.sample_rate:g}, σ={self.noise_multiplier:g}, "
+                f"{self.canary.label}, {self.view}](q={self.sample_rate:g}{' given' if self.sample_rate_claimed else ''}, σ={self.noise_multiplier:g}, "
                 f"T={self.steps}, C={self.max_grad_norm:g}; claim: {ACCOUNTANT_NAMES[self.accountant]})")
 
     def __repr__(self) -> str:
@@ -236,8 +253,9 @@ class TorchTraining(PoissonGaussianTruth):
 
     @property
     def exact_sample_rate(self) -> float:
-        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth."""
-        return self.sample_rate
+        """q of the composed Poisson-subsampled Gaussian that is this trainer's exact truth: Opacus's
+        1/⌈n/B⌉, whatever q the claim is given."""
+        return opacus_sample_rate(self._rows[0].shape[0], self.batch_size)
 
     # -- one-run auditing --------------------------------------------------------------------------
     def one_run_scores(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -255,8 +273,8 @@ class TorchTraining(PoissonGaussianTruth):
           and noise independent across coordinates the canaries do not interfere.
         - Input canaries (black box, last iterate): the m examples of
           :meth:`~mechanisms.training.canaries.InputCanary.one_run_examples` drawn from ``rng``
-          after the coins; canary i's score is minus the final model's loss on it.  They share the
-          model, so they interfere.
+          after the coins; canary i's score is minus the final model's loss on it (``"final-loss"``),
+          its logit or margin, or the user's score.  They share the model, so they interfere.
 
         Returns
         -------
@@ -279,9 +297,9 @@ class TorchTraining(PoissonGaussianTruth):
         cx[included, : data.features] = examples[included]
         cx[~included, -1] = 1.0  # null rows: flagged, zero probe input, zero gradient
         cy = np.where(included, labels, 0).astype(np.int64)
-        losses = self._train(np.concatenate([base_x, cx]), np.concatenate([base_y, cy]),
+        scores = self._train(np.concatenate([base_x, cx]), np.concatenate([base_y, cy]),
                              rng.integers(0, 2**62, size=2), examples=(examples, labels))
-        return -losses, included
+        return (-scores if self.view == "final-loss" and not callable(self.score) else scores), included
 
     def one_run_sample_rate(self, m: int) -> float:
         """Opacus's q in :meth:`one_run_scores` with ``m`` canaries: 1/⌈(n + m)/B⌉."""
@@ -322,7 +340,7 @@ class TorchTraining(PoissonGaussianTruth):
         return np.concatenate([x, cx]), np.concatenate([y, cy])
 
     def _one_run(self, x: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> np.ndarray:
-        if self.view == "final-loss":
+        if self.view != "updates":
             return self._train(x, y, seeds)
         updates = self._train(x, y, seeds)
         energy = np.log(np.mean(updates[:, 1:] ** 2, axis=1) + ENERGY_FLOOR)
@@ -338,8 +356,9 @@ class TorchTraining(PoissonGaussianTruth):
         return statistics[self.score](view)
 
     def _train(self, x: np.ndarray, y: np.ndarray, seeds: np.ndarray, examples=None) -> np.ndarray:
-        """One training; the probe's per-step updates v_t (T, P), or the final model's loss on the
-        input canary, or on each of ``examples`` = (x (k, p), y (k,)) if given: shape (1,) or (k,)."""
+        """One training; the probe's per-step updates v_t (T, P), or the final model's score (loss,
+        logit, margin or the user's) on the input canary, or on each of ``examples`` = (x (k, p),
+        y (k,)) if given: shape (1,) or (k,)."""
         import torch  # optional extra: torch
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -371,18 +390,14 @@ class TorchTraining(PoissonGaussianTruth):
             raise RuntimeError(f"training function {name} raised {type(exc).__name__}: {exc}") from exc
         finally:
             handle.remove()
-        if self.view == "final-loss":
+        if self.view != "updates":
             if examples is None:
                 example, label = self.canary.example(data.features, data.classes)
                 examples = (example[None, :], np.array([label]))
             with torch.no_grad():
                 logits = model.base(torch.from_numpy(np.ascontiguousarray(examples[0], dtype=np.float32)))
-                losses = torch.nn.functional.cross_entropy(logits, torch.from_numpy(np.asarray(examples[1], dtype=np.int64)),
-                                                           reduction="none")
-            values = losses.numpy().astype(np.float64)
-            if not np.isfinite(values).all():
-                raise ValueError(f"{self.name}: the final loss on a canary is not finite")
-            return values
+            score = self.score if callable(self.score) else self.view.removeprefix("final-")
+            return canary_score(logits.numpy(), examples[1], score, where=f"{self.name}: the final model")
         if len(records) - 1 != self.observed_steps:
             raise ValueError(f"training function {getattr(self.train, '__qualname__', self.train)!r} made "
                              f"{len(records) - 1} weight updates, expected observed_steps={self.observed_steps}")

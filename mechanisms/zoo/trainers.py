@@ -56,13 +56,13 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..dpsgd.shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
-from ..training import DiracCanary, InputCanary, TorchTraining, opacus_sgd
+from ..training import DiracCanary, InputCanary, TorchTraining, UserTraining, opacus_sgd
 from ..training.loops import make_private, run_steps
 from ..validation import check_finite_positive, check_int
 
 __all__ = ["shuffled_batches", "opacus_mean_reduction", "batch_clipping", "unscaled_noise", "virtual_steps",
            "unnoised_parameter_group", "manual_dpsgd", "TorchFault", "TORCH_FAULTS", "faulty_training", "fault_statistic",
-           "loader_batch_sizes", "shuffled_loader_pair", "VIRTUAL_STEPS"]
+           "loader_batch_sizes", "shuffled_loader_pair", "VIRTUAL_STEPS", "seeded_at_zero", "common_form"]
 
 #: Physical micro-batches per logical batch in :func:`virtual_steps`.
 VIRTUAL_STEPS = 4
@@ -325,3 +325,39 @@ def fault_statistic(fault: str) -> str:
     """The engine statistic of ``fault``'s audit ("linear" for a fixed score of one column)."""
     statistic = TORCH_FAULTS[fault].statistic
     return "linear" if statistic == "shuffled" else statistic
+
+
+# -- the common form: train(X, y, seed) -> model ------------------------------------------------------
+def seeded_at_zero(X, y, seed):
+    """A user's Opacus trainer of the common form that calls ``torch.manual_seed(0)`` (not
+    ``seed``): deterministic given its data, so the two worlds give two fixed models."""
+    import torch  # optional extra: torch
+    from opacus import PrivacyEngine
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(X.shape[1], 1)
+    data = torch.utils.data.TensorDataset(torch.as_tensor(X), torch.as_tensor(y))
+    model, optimizer, loader = PrivacyEngine().make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=1.0), loss_reduction="sum",
+        data_loader=torch.utils.data.DataLoader(data, batch_size=16), noise_multiplier=2.0, max_grad_norm=1.0)
+    for _ in range(2):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.binary_cross_entropy_with_logits(model(xb)[:, 0], yb, reduction="sum").backward()
+            optimizer.step()
+    return model
+
+
+def common_form(trainer: str = "seeded-at-zero", **options):
+    """A factory of a :class:`~mechanisms.training.UserTraining` for a scenario file: the trainer of
+    the common form named ``trainer`` on 31 synthetic rows of 3 features (float32, labels 0/1 as
+    float32), against Opacus's RDP accountant at σ = 2, T = 4, B = 16 (q = 1/⌈31/16⌉ = ½), δ = 1e-3;
+    ``options`` override :class:`UserTraining`'s keywords (e.g. ``view``)."""
+    trainers = {"seeded-at-zero": seeded_at_zero}
+    if trainer not in trainers:
+        raise ValueError(f"`trainer` must be one of {sorted(trainers)}, got {trainer!r}")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((31, 3)).astype(np.float32)
+    y = (x[:, 0] + 0.5 * rng.standard_normal(31) > 0).astype(np.float32)
+    settings = dict(noise_multiplier=2.0, steps=4, delta=1e-3, batch_size=16, accountant="rdp")
+    return UserTraining(trainers[trainer], x, y, **dict(settings, **options))

@@ -1,0 +1,114 @@
+"""A zoo of trainers written the common way, ``train(X, y, seed) -> model``, for the tests of
+:func:`audit.training.audit_training` (tests/mechanisms/test_training_user.py).
+
+Each is what a user writes (at most ten lines of their own: imports and the shared configuration
+below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
+``torch.func``/``vmap`` loop, or a loop that exposes a ``grad_canary`` hook.  Every trainer
+builds its own model, seeds itself from ``seed`` (or not at all), and takes numpy or torch data.
+The configuration: σ = 2, C = 1, B = 16 expected rows of n = 31 (Opacus's q = 1/⌈31/16⌉ = ½),
+T = 4 steps, SGD on the summed loss at rate 1/B (so the noise moves each weight by σC/B·LR).
+"""
+
+from __future__ import annotations
+
+import torch
+from opacus import PrivacyEngine
+from torch import nn
+from torch.func import functional_call, grad, vmap
+from torch.nn.functional import binary_cross_entropy_with_logits as bce
+from torch.nn.functional import cross_entropy
+
+SIGMA, C, B, T, LR = 2.0, 1.0, 16, 4, 16.0
+
+
+def _tensors(X, y, label_dtype=torch.float32):
+    return torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=label_dtype)
+
+
+# -- an Opacus PrivacyEngine loop (BCE, one logit) -------------------------------------------------
+def opacus_bce(X, y, seed, *, fixed_seed=False, poisson=True, reduction="sum"):
+    torch.manual_seed(0 if fixed_seed else seed)
+    model = nn.Linear(X.shape[1], 1)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*_tensors(X, y)), batch_size=B, shuffle=not poisson)
+    model, opt, loader = PrivacyEngine().make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=LR / B), data_loader=loader,
+        noise_multiplier=SIGMA, max_grad_norm=C, poisson_sampling=poisson, loss_reduction=reduction)
+    for _ in range(T // len(loader)):
+        for xb, yb in loader:
+            opt.zero_grad(); bce(model(xb)[:, 0], yb, reduction=reduction).backward(); opt.step()
+    return model
+
+
+def opacus_correct(X, y, seed):
+    return opacus_bce(X, y, seed)
+
+
+def opacus_deterministic(X, y, seed):      # torch.manual_seed(0): the same noise in every training
+    return opacus_bce(X, y, seed, fixed_seed=True)
+
+
+# -- a torch.func loop (cross-entropy, two logits, one hidden layer), per-example gradients by vmap -------------------
+def func_dpsgd(X, y, seed, *, clip="example", bound=C, noise=C * SIGMA, before=False, grad_canary=None):
+    g = torch.Generator().manual_seed(seed); torch.manual_seed(seed)
+    X, y = _tensors(X, y, torch.int64)
+    model = nn.Sequential(nn.Linear(X.shape[1], 16), nn.Tanh(), nn.Linear(16, 2))
+    params = dict(model.named_parameters())
+    loss = lambda p, x, t: cross_entropy(functional_call(model, p, (x[None],)), t[None], reduction="sum")
+    for _ in range(T):
+        s = torch.rand(len(X), generator=g) < 0.5
+        grads = vmap(grad(loss), in_dims=(None, 0, 0))({k: v.detach() for k, v in params.items()}, X[s], y[s])
+        flat = torch.cat([v.reshape(int(s.sum()), -1) for v in grads.values()], 1)
+        if grad_canary is not None and torch.rand(1, generator=g) < 0.5:
+            flat = torch.cat([flat, torch.cat([v.reshape(1, -1) for v in grad_canary(params)], 1)])
+        if before: flat = flat + noise * torch.randn(flat.shape, generator=g)
+        if clip == "example": flat = flat * (bound / (flat.norm(dim=1, keepdim=True) + 1e-12)).clamp(max=1)
+        total = flat.sum(0)
+        if clip == "batch": total = total * min(1.0, C / (float(total.norm()) + 1e-12))
+        if not before: total = total + noise * torch.randn(total.shape, generator=g)
+        with torch.no_grad():
+            for v, u in zip(params.values(), torch.split(total, [v.numel() for v in params.values()])):
+                v -= LR / B * u.reshape(v.shape)
+    return model
+
+
+def func_correct(X, y, seed):
+    return func_dpsgd(X, y, seed)
+
+
+def func_unscaled_noise(X, y, seed):       # clip norm 8, noise σ instead of σ·8
+    return func_dpsgd(X, y, seed, bound=8.0, noise=SIGMA)
+
+
+def func_noise_before_clipping(X, y, seed):   # noise added to each example's gradient, then clipped
+    return func_dpsgd(X, y, seed, before=True)
+
+
+def func_batch_clipping(X, y, seed):       # the batch's summed gradient clipped to C, not each example's
+    return func_dpsgd(X, y, seed, clip="batch")
+
+
+def hooked_correct(X, y, seed, grad_canary=None):
+    return func_dpsgd(X, y, seed, grad_canary=grad_canary)
+
+
+def hooked_noise_before_clipping(X, y, seed, grad_canary=None):
+    return func_dpsgd(X, y, seed, before=True, grad_canary=grad_canary)
+
+
+def hooked_unscaled_noise(X, y, seed, grad_canary=None):   # clip norm 8, noise σ instead of σ·8
+    return func_dpsgd(X, y, seed, bound=8.0, noise=SIGMA, grad_canary=grad_canary)
+
+
+def opacus_unnoised_first_layer(X, y, seed):   # the first layer trained by a plain SGD beside Opacus's
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(X.shape[1], 8), nn.Tanh(), nn.Linear(8, 1))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*_tensors(X, y)), batch_size=B)
+    model[0].requires_grad_(False)
+    dp_model, opt, loader = PrivacyEngine().make_private(
+        module=model, optimizer=torch.optim.SGD(model[2].parameters(), lr=LR / B), data_loader=loader,
+        noise_multiplier=SIGMA, max_grad_norm=C, loss_reduction="sum")
+    plain = torch.optim.SGD(model[0].requires_grad_(True).parameters(), lr=LR / B)
+    for _ in range(T // len(loader)):
+        for xb, yb in loader:
+            opt.zero_grad(); plain.zero_grad(); bce(dp_model(xb)[:, 0], yb, reduction="sum").backward(); opt.step(); plain.step()
+    return model
