@@ -11,8 +11,8 @@
 A new library is one module: build a :class:`Library` and call :func:`register_library`.
 """
 
-from .catalogue import COSTS, KINDS, REASONS, Case, Coverage, Entry, Library
+from .catalogue import COSTS, KINDS, REASONS, Case, Coverage, Entry, Library, NotInRelease, missing_api
 from .registry import BUILT_IN, ENTRY_POINT_GROUP, library, library_names, register_library
 
 __all__ = ["COSTS", "KINDS", "REASONS", "Case", "Coverage", "Entry", "Library", "BUILT_IN",
-           "ENTRY_POINT_GROUP", "library", "library_names", "register_library"]
+           "ENTRY_POINT_GROUP", "library", "library_names", "register_library", "NotInRelease", "missing_api"]

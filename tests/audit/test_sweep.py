@@ -170,3 +170,64 @@ def test_coverage_fraction_counts_entries_audited_through_others():
     coverage = Coverage(("a", "b", "c", "d"), {"a": ("x",)}, {"b": "not DP: base", "c": "covered through another "
                                                             "entry: x"}, ("d",))
     assert coverage.fraction == pytest.approx(2 / 3)
+
+
+# -- exit status, rows not in the release, interruption ----------------------------------------------
+@pytest.mark.statistical
+def test_a_row_that_audited_nothing_fails_the_sweep_with_its_own_status(tmp_path, capsys):
+    status = main(["sweep", toy.BROKEN, "--budget", "small", "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert status == 3  # not 0 (a pass) and not 1 (a finding): a row audited nothing
+    assert "1 rows audited nothing (ERROR)" in captured.err and "exit status 3" in captured.err
+    document = json.loads((tmp_path / "sweep.json").read_text())
+    assert document["counts"] == {"violated": 0, "not_refuted": 1, "error": 1, "absent": 2}
+    # Rows the release lacks are reported, not planned: the Bonferroni share counts two rows.
+    assert document["rows_planned"] == 2 and document["row_confidence"] == pytest.approx(1 - 0.05 / 2)
+    absent = {r["entry"]: r for r in document["rows"] if r["status"] == "absent"}
+    assert absent["noise.future"]["reason"].startswith("not in this release: numpy.random.no_such_mechanism")
+    assert absent["noise.partly"]["point"] == "epsilon=1.0, new_parameter=True"
+    table = (tmp_path / "sweep.md").read_text()
+    assert "1 of 2 rows audited nothing (ERROR)" in table and table.count("| not in this release |") == 2
+
+
+def test_only_correct_rows_exit_zero_and_no_row_at_all_is_not_a_pass(tmp_path):
+    from audit.sweep.command import sweep_status
+
+    def doc(*rows):
+        return {"rows": list(rows)}
+    fine, bad = {"status": "done", "verdict": "NOT_REFUTED"}, {"status": "done", "verdict": "VIOLATED"}
+    error, absent = {"status": "error", "error": "x"}, {"status": "absent", "reason": "not in this release"}
+    assert sweep_status(doc(fine, absent)) == 0 and sweep_status(doc(fine, bad)) == 1
+    assert sweep_status(doc(fine, bad, error)) == 3 and sweep_status(doc(absent)) == 3 and sweep_status(doc()) == 3
+
+
+@pytest.mark.statistical
+def test_an_interrupted_sweep_writes_its_rows_and_resume_finishes_it(tmp_path, monkeypatch, capsys):
+    from audit.sweep import runner
+
+    reference = run_sweep(toy.NAME, budget="small", out=tmp_path / "whole", progress=False, date="2026-01-01",
+                          entries=["noise.*"], repro=False)
+    real, calls = runner._run_one, []
+
+    def stop_at_the_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_run_one", stop_at_the_second)
+    out = tmp_path / "cut"
+    status = main(["sweep", toy.NAME, "--budget", "small", "--out", str(out), "--no-progress", "--entries", "noise.*",
+                   "--no-repro"])
+    message = capsys.readouterr().err
+    assert status == 130
+    assert "1 of 2 rows finished" in message and "--resume" in message
+    saved = json.loads((out / "sweep.json").read_text())
+    assert saved["finished"] is False and len(saved["rows"]) == 1
+    assert "interrupted after 1 of 2 rows" in (out / "sweep.md").read_text()
+    monkeypatch.setattr(runner, "_run_one", real)
+    resumed = run_sweep(toy.NAME, budget="small", out=out, progress=False, date="2026-01-01", entries=["noise.*"],
+                        repro=False, resume=True)
+    assert resumed["finished"] is True
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]  # noqa: E731
+    assert strip(resumed["rows"]) == strip(reference["rows"])
