@@ -10,11 +10,15 @@ match nothing), 130 when interrupted (the rows done are written, ``--resume`` co
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
-from scenarios.libraries import library_names
+from scenarios.libraries import library, library_names
 
 from ..settings import option_type
 from .plan import BUDGETS
@@ -61,7 +65,11 @@ def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.Argume
         "sweep.json, one record per row and a reproduction script per VIOLATED row.  Exit status 0: every row "
         "audited, none VIOLATED; 1: some row VIOLATED; 3: some row audited nothing (ERROR), whatever the others "
         "say; 2: bad usage; 130: interrupted (rerun with --resume to continue).")
-    sweep.add_argument("library", metavar="LIBRARY", help=f"the library: {', '.join(library_names())}")
+    sweep.add_argument("library", metavar="LIBRARY", help=f"the library: {', '.join(library_names())}; LIB==VERSION "
+                       "sweeps that release in an environment of its own (built once, cached)")
+    sweep.add_argument("--versions", metavar="A..B", help="sweep every final release from A to B (A.., ..B, or "
+                       "last:N for the newest N), each in an environment of its own, and write OUT/versions.md: "
+                       "the verdicts of each entry across releases")
     sweep.add_argument("--budget", choices=tuple(BUDGETS), default="default",
                        help="draws per row by what one release costs (default: %(default)s; small is for CI)")
     sweep.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="output directory (default: %(default)s/)")
@@ -90,8 +98,72 @@ def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.Argume
     return sweep
 
 
+def _distribution(name: str) -> str:
+    """The distribution of a library name (the catalogue's, when it imports; else the name)."""
+    try:
+        return library(name).distribution
+    except ImportError:  # e.g. a release older than the catalogue: the name is the distribution
+        return name
+
+
+def _installed(distribution: str) -> Optional[str]:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _forwarded(args: argparse.Namespace, *, confidence: bool) -> list[str]:
+    """The options of ``args`` again, for a sweep run in another environment."""
+    words = ["--budget", args.budget, "--jobs", str(args.jobs), "--backend", args.backend, "--seed", str(args.seed)]
+    words += ["--confidence", repr(args.confidence)] if confidence else []
+    for flag, value in (("--scheduler", args.scheduler), ("--samples", args.samples), ("--statistic", args.statistic)):
+        words += [flag, str(value)] if value is not None else []
+    words += ["--entries", *args.entries] if args.entries else []
+    words += [flag for flag, on in (("--resume", args.resume), ("--no-repro", args.no_repro)) if on]
+    return words
+
+
+def _release_command(args: argparse.Namespace, name: str, version: str) -> int:
+    """``dpaudit sweep LIB==VERSION`` for a release other than the installed one."""
+    from .releases import SOURCE_ROOT, ensure_environment
+
+    python = ensure_environment(name, _distribution(name), version, log=lambda line: print(line, file=sys.stderr))
+    words = _forwarded(args, confidence=True) + ["--format", args.format, "--out", str(args.out)]
+    words += ["--no-progress"] if args.no_progress else []
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
+    print(f"dpaudit: sweeping {name}=={version} with {python}", file=sys.stderr)
+    return subprocess.run([str(python), "-m", "audit", "sweep", name, *words], env=env, cwd=str(SOURCE_ROOT)).returncode
+
+
+def _versions_command(args: argparse.Namespace, name: str) -> int:
+    """``dpaudit sweep LIB --versions A..B``."""
+    from .releases import available_releases, select_releases
+    from .versions import sweep_versions, versions_markdown
+
+    distribution = _distribution(name)
+    chosen = select_releases(args.versions, available_releases(distribution))
+    result = sweep_versions(name, distribution, chosen, out=args.out, arguments=_forwarded(args, confidence=False),
+                            confidence=args.confidence, installed=_installed(distribution))
+    print(json.dumps(result, indent=1, default=str) if args.format == "json" else versions_markdown(result))
+    print(f"written to {args.out}/ (versions.md, versions.json, one folder per release)", file=sys.stderr)
+    return result["status"]
+
+
 def sweep_command(args: argparse.Namespace) -> int:
     """Run ``dpaudit sweep``; returns the exit status."""
+    from .releases import parse_release
+
+    name, version = parse_release(args.library)
+    if version is not None and args.versions:
+        raise ValueError(f"`library` {args.library!r} names one release: drop --versions, or give the name alone")
+    if name not in library_names():
+        library(name)  # the unknown-name message, with the closest known name
+    if args.versions:
+        return _versions_command(args, name)
+    if version is not None and version != _installed(_distribution(name)):
+        return _release_command(args, name, version)
+    args.library = name
     try:
         document = run_sweep(args.library, budget=args.budget, out=args.out, n_jobs=args.jobs, backend=args.backend,
                              scheduler=args.scheduler, resume=args.resume, confidence=args.confidence, seed=args.seed,
