@@ -1,0 +1,218 @@
+"""The OpenDP catalogue for releases before ``opendp.prelude`` (0.4 to 0.7): the same library name,
+swept through the API those releases have.
+
+Releases 0.4–0.7 build measurements from ``opendp.meas`` (``opendp.measurements`` in 0.7) with a
+carrier domain string (``D="AllDomain<f64>"``) instead of domain objects, behind
+``enable_features("contrib", "floating-point")``, and their measurements have no privacy map: only
+``check(d_in, d_out)``.  A case's claim is therefore read by bisection on ``check``: the smallest
+ε (at δ₀ = 1e-6 for a smoothed measure) that the release accepts at the input distance d_in, to
+1e-9 relative, rounded up (:func:`claimed_epsilon`) — the release's own statement, never a
+formula of ours.
+
+Floating-point rows use the ``coordinates`` statistic, whose bits view reads the low-order bits of
+the released double: a noise sampler that does not reach every double with the right
+probability (Mironov 2012) shows there, not in the value's threshold.
+
+References
+----------
+OpenDP 0.4–0.7 documentation (``opendp.meas``, ``Measurement.check``); I. Mironov (2012), "On
+significance of the least significant bits for differential privacy", CCS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from functools import partial
+from typing import Any, Mapping
+
+import numpy as np
+
+from mechanisms.adapters.released import LibraryRelease
+from mechanisms.claims import ApproxDP, PureDP, Relation
+
+from .. import scenario as _scenario
+from .catalogue import Case, Entry, Library, NotInRelease
+from .families import row_pairs, value_pairs
+from .registry import register_library
+
+__all__ = ["LIBRARY", "release", "claimed_epsilon", "entries", "public_api"]
+
+REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
+#: δ at which a smoothed (ε(δ), δ) measure is stated as one (ε, δ) claim.
+PROFILE_DELTA = 1e-6
+
+
+def _module(*names: str):
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(f"none of {names} imports: OpenDP is older than 0.4, which this catalogue does not know")
+
+
+mod = _module("opendp.mod")
+meas = _module("opendp.measurements", "opendp.meas")
+trans = _module("opendp.transformations", "opendp.trans")
+mod.enable_features("contrib", "floating-point")
+_CACHE: dict = {}
+
+
+# -- builders and one release (their source goes into reproduction scripts: names np, meas, trans) --
+def measurement(name, **params):
+    """The measurement ``meas.<name>(**params)`` or a chain ``trans.<kind> >> meas.<name>``, built
+    once per process."""
+    key = (name, repr(sorted(params.items())))
+    if key not in _CACHE:
+        chain = params.pop("chain", None)
+        bounds = params.pop("bounds_in", None)
+        size = params.pop("size", None)
+        built = getattr(meas, name)(**params)
+        if chain == "bounded_sum":
+            built = trans.make_bounded_sum(bounds=bounds) >> built
+        elif chain == "sized_bounded_mean":
+            built = trans.make_sized_bounded_mean(size=size, bounds=bounds) >> built
+        _CACHE[key] = built
+    return _CACHE[key]
+
+
+def release(data, random_state, *, name, input, **params):
+    """One release of the OpenDP measurement on ``data`` (OpenDP draws from its own generator:
+    ``random_state`` is unused)."""
+    values = np.ravel(data)
+    arg = {"float": lambda: float(values[0]), "int": lambda: int(values[0]), "bool": lambda: bool(values[0]),
+           "floats": lambda: [float(v) for v in values]}[input]()
+    return [float(measurement(name, **params)(arg))]
+
+
+def _batch(params, data, size, rng):
+    """``size`` i.i.d. scalar releases at once: the same noise on a vector of ``size`` copies."""
+    vector = dict(params, D=params["D"].replace("AllDomain", "VectorDomain<AllDomain") + ">")
+    built = measurement(**{k: v for k, v in vector.items() if k != "input"})
+    value = float(np.ravel(data)[0])
+    out = np.empty(size)
+    for start in range(0, size, 1 << 16):
+        stop = min(size, start + (1 << 16))
+        out[start:stop] = built([value] * (stop - start))
+    return out.reshape(size, 1)
+
+
+# -- claims --------------------------------------------------------------------------------------------
+def claimed_epsilon(built, d_in, delta=None) -> float:
+    """The smallest ε with ``built.check(d_in, ε)`` (or ``(ε, delta)``) true, by bisection to 1e-9
+    relative, rounded up: the release's own claim.  Raises ValueError if no ε up to 1e6 passes."""
+    def accepts(epsilon: float) -> bool:
+        try:
+            return bool(built.check(d_in, epsilon if delta is None else (epsilon, delta)))
+        except Exception:  # noqa: BLE001 - a release that refuses the distance accepts nothing
+            return False
+    high = 1.0
+    while not accepts(high):
+        high *= 2.0
+        if high > 1e6:
+            raise ValueError(f"the release accepts no ε ≤ 1e6 at d_in = {d_in!r}")
+    low = 0.0
+    while high - low > 1e-9 * high:
+        middle = 0.5 * (low + high)
+        low, high = (low, middle) if accepts(middle) else (middle, high)
+    return high
+
+
+def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, rows: bool, relation: Relation,
+          smoothed: bool = False, batch: bool = False) -> Case:
+    build = {k: v for k, v in params.items() if k != "input"}
+    try:
+        built = measurement(**build)
+    except (AttributeError, TypeError) as exc:  # a constructor or argument this release lacks
+        raise NotInRelease(f"{params['name']}({', '.join(f'{k}=' for k in build if k != 'name')}): {exc}") from None
+    epsilon = claimed_epsilon(built, d_in, PROFILE_DELTA if smoothed else None)
+    claim = ApproxDP(epsilon, PROFILE_DELTA, relation) if smoothed else PureDP(epsilon, relation)
+    scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
+    label = ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
+    floats = params["input"] in ("float", "floats")
+    mechanism = LibraryRelease(release, params, f"opendp.{entry}({label})", claim, 2,
+                               batch=partial(_batch, params) if batch else None, deterministic=False)
+    return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
+                "batch" if batch else "query", statistic="coordinates" if floats else "auto",
+                layout=(("value", None),))
+
+
+def _noise(name: str, T: str, smoothed: bool = False):
+    carrier = {"float": "f64", "int": "i32"}[T]
+
+    def build(point):
+        params = {"name": name, "input": T, "scale": point["scale"], "D": f"AllDomain<{carrier}>"}
+        d_in = 1.0 if T == "float" else 1
+        values = [(0.0, 1.0, "v vs v + d_in")] + ([(1e15, 1e15 + 1.0, "huge v vs v + d_in")] if T == "float" else [])
+        return _case(f"measurements.{name}" + ("" if T == "float" else "[int]"), point, params, d_in,
+                     value_pairs(values, 1.0), rows=False, relation=REPLACE, smoothed=smoothed,
+                     batch=T == "float")
+    return build
+
+
+def _rr_bool(point):
+    params = {"name": "make_randomized_response_bool", "input": "bool", "prob": point["prob"]}
+    pairs = [(np.array([0.0]), np.array([1.0]), "false vs true")]
+    return _case("measurements.make_randomized_response_bool", point, params, 1, pairs, rows=False,
+                 relation=REPLACE)
+
+
+def _chain(point):
+    kind, upper = point["kind"], 1.0
+    params = {"name": "make_base_laplace", "input": "floats", "scale": point["scale"], "chain": kind,
+              "bounds_in": (0.0, upper)}
+    if kind == "sized_bounded_mean":
+        params["size"] = 4
+        pairs = row_pairs([0.0, 0.0, 0.0, 0.0], [([upper], "last record 0 → upper")], REPLACE)
+        return _case("chains.sized", point, params, 2, pairs, rows=True, relation=REPLACE)
+    pairs = row_pairs([0.2, 0.5, upper], [([upper], "add the upper bound"), ([0.0], "add 0")], ADD_REMOVE) + \
+        [(np.zeros((0, 1)), np.array([[upper]]), "empty vs one record")]
+    return _case("chains", point, params, 1, pairs, rows=True, relation=ADD_REMOVE)
+
+
+def entries() -> tuple[Entry, ...]:
+    m, t = meas.__name__ + ".", trans.__name__ + "."
+    text = "{}: the smallest ε that Measurement.check accepts at d_in, in the installed release"
+    return (
+        Entry("measurements.make_base_laplace", (m + "make_base_laplace",), "measurement",
+              text.format(m + "make_base_laplace"), REPLACE, ({"scale": 1.0}, {"scale": 0.25}),
+              _noise("make_base_laplace", "float")),
+        Entry("measurements.make_base_gaussian", (m + "make_base_gaussian",), "measurement",
+              text.format(m + "make_base_gaussian") + " (at δ = 1e-6; the classical bound these releases use "
+              "holds for ε < 1 only, so σ = 6)", REPLACE, ({"scale": 6.0},),
+              _noise("make_base_gaussian", "float", smoothed=True)),
+        Entry("measurements.make_base_analytic_gaussian", (m + "make_base_analytic_gaussian",), "measurement",
+              text.format(m + "make_base_analytic_gaussian") + " (at δ = 1e-6)", REPLACE, ({"scale": 1.0},),
+              _noise("make_base_analytic_gaussian", "float", smoothed=True)),
+        Entry("measurements.make_base_geometric[int]", (m + "make_base_geometric",), "measurement",
+              text.format(m + "make_base_geometric"), REPLACE, ({"scale": 1.0},), _noise("make_base_geometric", "int")),
+        Entry("measurements.make_randomized_response_bool", (m + "make_randomized_response_bool",), "measurement",
+              text.format(m + "make_randomized_response_bool"), REPLACE, ({"prob": 0.75},), _rr_bool),
+        Entry("chains", (t + "make_bounded_sum",), "combinator",
+              text.format(t + "make_bounded_sum >> " + m + "make_base_laplace") + " (symmetric distance 1)",
+              ADD_REMOVE, ({"kind": "bounded_sum", "scale": 1.0},), _chain),
+        Entry("chains.sized", (t + "make_sized_bounded_mean",), "combinator",
+              text.format(t + "make_sized_bounded_mean >> " + m + "make_base_laplace") + " (d_in = 2, one record "
+              "replaced)", REPLACE, ({"kind": "sized_bounded_mean", "scale": 0.5},), _chain),
+    )
+
+
+def public_api() -> tuple[str, ...]:
+    """The measurement constructors of the installed release."""
+    return tuple(sorted(f"{meas.__name__}.{n}" for n in dir(meas) if n.startswith("make_")))
+
+
+_EXCLUDED = {
+    f"{meas.__name__}.make_base_ptr": "not yet written: a thresholded map under these releases' API",
+    f"{meas.__name__}.make_randomized_response": "not yet written: categorical under these releases' API",
+    f"{meas.__name__}.make_base_discrete_laplace": "not yet written",
+    f"{meas.__name__}.make_base_discrete_gaussian": "not yet written",
+}
+
+LIBRARY = register_library(Library(
+    name="opendp", distribution="opendp", entries=entries, public_api=public_api, excluded=_EXCLUDED,
+    script_header=("import numpy as np\nimport opendp.mod as mod\n"
+                   f"import {meas.__name__} as meas\nimport {trans.__name__} as trans\n\n"
+                   'mod.enable_features("contrib", "floating-point")\n_CACHE = {}\n'),
+    helpers=(measurement,), seeded=False))
