@@ -10,8 +10,13 @@ claim allows (P[E | D′] ≤ e^ε·P[E | D] + δ).
 **Which event.**  The audit certifies an event of its test statistic, which may be a learned score
 that plain numpy cannot restate.  The script's event is chosen by :func:`readable_event` among
 simple events of the released vector — one coordinate above or below a threshold, or equal to a
-value — on fresh draws of the witness pair (seeded apart from the audit's), as the one that
-exceeds the claim's allowance by the most after a pessimistic correction.  The script's own draws
+value — and, where the separation is in the bit patterns (a floating-point noise sampler that
+does not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
+``LOW_BITS`` bits of one coordinate's IEEE-754 pattern falling in a set, which the script carries
+with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded
+apart from the audit's), as the event that exceeds the claim's allowance by the most after a
+pessimistic correction; a set of bit patterns is ranked on one half of those draws and scored on
+the other, so the choice is not scored on the draws that made it.  The script's own draws
 are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
 numbers are the sweep report's.
 """
@@ -26,7 +31,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Event", "readable_event", "script_text", "REPRO_DRAWS", "SCRIPT_DRAWS"]
+from ..statistics.coordinates import LOW_BITS
+
+__all__ = ["Event", "readable_event", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300}
@@ -44,14 +51,50 @@ class Event:
 
     index: int
     op: str
-    value: float
+    value: Any
     more_likely: str
     p_base: float
     p_neighbour: float
     excess: float
 
     def code(self) -> str:
+        if self.op == "bits in":
+            return f"low_bits(output[{self.index}]) in EVENT_BITS"
         return f"output[{self.index}] {self.op} {self.value!r}"
+
+
+def low_bits(column: np.ndarray) -> np.ndarray:
+    """The low ``LOW_BITS`` bits of each value's IEEE-754 pattern (−0.0 read as +0.0), as integers."""
+    words = (np.ascontiguousarray(column, dtype=np.float64) + 0.0).view(np.uint64)
+    return (words & np.uint64((1 << LOW_BITS) - 1)).astype(np.int64)
+
+
+def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> float:
+    """``hi − ratio·lo − δ`` with each frequency moved one binomial standard deviation against it."""
+    return (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
+        ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+
+
+def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
+    """Sets of low-bit patterns of coordinate ``index``: ranked by likelihood ratio on the first
+    half of the draws, each prefix (1, 2, 4, ... patterns) scored on the second half."""
+    size = 1 << LOW_BITS
+    a, b = low_bits(base[:, index]), low_bits(neighbour[:, index])
+    ha, hb = a.size // 2, b.size // 2
+    c0 = np.bincount(a[:ha], minlength=size) + 0.5
+    c1 = np.bincount(b[:hb], minlength=size) + 0.5
+    for more, order in (("D'", np.argsort(-(c1 / c0), kind="stable")), ("D", np.argsort(-(c0 / c1), kind="stable"))):
+        k = 1
+        while k <= size:
+            chosen = order[:k]
+            p0 = float(np.isin(a[ha:], chosen).mean())
+            p1 = float(np.isin(b[hb:], chosen).mean())
+            hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
+            raw = hi - ratio * lo - delta
+            if raw > 0:
+                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                    index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
+            k *= 2
 
 
 def _candidates(column: np.ndarray) -> list[tuple[str, float]]:
@@ -92,11 +135,17 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
                 raw = hi - ratio * lo - delta
                 if raw <= 0:
                     continue
-                score = (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
-                    ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+                score = _score(hi, lo, n_hi, n_lo, ratio, delta)
                 if score > best_score:
                     best_score = score
                     best = Event(index, op, value, more, p0, p1, raw)
+        column = pooled[:, index]
+        finite = column[np.isfinite(column)]
+        # Bit patterns say something only about values that are not few and not small integers.
+        if np.unique(finite).size > 16 and not np.all(finite == np.round(finite)):
+            for score, event in _bits_events(base, neighbour, index, ratio, delta):
+                if score > best_score:
+                    best_score, best = score, event
     return best
 
 
@@ -111,6 +160,26 @@ def _literal(array: np.ndarray) -> str:
     """``np.array([...])`` source that gives back ``array`` exactly (float reprs round-trip)."""
     text = repr(np.asarray(array, dtype=np.float64).tolist()).replace("nan", "np.nan").replace("inf", "np.inf")
     return f"np.array({text})"
+
+
+def _bits_source(event: Event) -> str:
+    """The bits view a script carries when its event is a set of low-bit patterns."""
+    if event.op != "bits in":
+        return ""
+    return (f"LOW_BITS = {LOW_BITS}\n"
+            f"EVENT_BITS = frozenset({list(event.value)!r})  # low-bit patterns more likely under {event.more_likely}\n\n\n"
+            "def low_bits(value):\n"
+            "    \"\"\"The low LOW_BITS bits of the IEEE-754 pattern of a double (-0.0 read as +0.0).\"\"\"\n"
+            "    word = (np.array([value], dtype=np.float64) + 0.0).view(np.uint64)[0]\n"
+            "    return int(word) & ((1 << LOW_BITS) - 1)\n"
+            "\n\n")
+
+
+def _describe(event: Event) -> str:
+    if event.op == "bits in":
+        return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are one of "
+                f"{len(event.value)} patterns (EVENT_BITS below)")
+    return event.code()
 
 
 def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: dict, base: np.ndarray,
@@ -129,7 +198,7 @@ def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: di
 This script uses the library's own API and numpy only.  It releases N times on each of two
 neighbouring datasets and prints how often one event of the released vector happens on each.
 {layout}
-Event: {event.code()}  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: {_describe(event)}  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 {header.rstrip()}
 
@@ -145,7 +214,7 @@ N = {draws}
 EPSILON, DELTA = {epsilon!r}, {delta!r}  # the library's claim, at its reference delta
 
 
-def draw(data, random_state):
+{_bits_source(event)}def draw(data, random_state):
     """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
     try:
         return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
@@ -166,4 +235,5 @@ if __name__ == "__main__":
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
     print(f"the claim allows P[event | {hi}] <= e^eps * {{q:.4f}} + delta = {{allowed:.4f}}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {{p - allowed:+.4f}}")
 '''

@@ -3,11 +3,11 @@ swept through the API those releases have.
 
 Releases 0.4–0.7 build measurements from ``opendp.meas`` (``opendp.measurements`` in 0.7) with a
 carrier domain string (``D="AllDomain<f64>"``) instead of domain objects, behind
-``enable_features("contrib", "floating-point")``, and their measurements have no privacy map: only
-``check(d_in, d_out)``.  A case's claim is therefore read by bisection on ``check``: the smallest
-ε (at δ₀ = 1e-6 for a smoothed measure) that the release accepts at the input distance d_in, to
-1e-9 relative, rounded up (:func:`claimed_epsilon`) — the release's own statement, never a
-formula of ours.
+``enable_features("contrib", "floating-point")``.  A case's claim is the release's own statement,
+never a formula of ours: from 0.5 the privacy map ``map(d_in)`` read by its output measure (ε,
+ρ for the zCDP Gaussian of 0.5–0.7, an ε(δ) curve at δ₀ = 1e-6); in 0.4, which has no map, the
+smallest ε (at δ₀ for a smoothed measure) that ``check(d_in, d_out)`` accepts, by bisection to
+1e-9 relative, rounded up (:func:`claimed_epsilon`).
 
 Floating-point rows use the ``coordinates`` statistic, whose bits view reads the low-order bits of
 the released double: a noise sampler that does not reach every double with the right
@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from mechanisms.adapters.released import LibraryRelease
-from mechanisms.claims import ApproxDP, PureDP, Relation
+from mechanisms.claims import ZCDP, ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, NotInRelease
@@ -119,6 +119,23 @@ def claimed_epsilon(built, d_in, delta=None) -> float:
     return high
 
 
+def _claim(built, d_in, relation: Relation, smoothed: bool):
+    """The release's claim at ``d_in``: its map read by its output measure, else bisection on ``check``."""
+    if not hasattr(built, "map"):
+        epsilon = claimed_epsilon(built, d_in, PROFILE_DELTA if smoothed else None)
+        return ApproxDP(epsilon, PROFILE_DELTA, relation) if smoothed else PureDP(epsilon, relation)
+    measure = str(getattr(built, "output_measure", None) or getattr(built, "output_distance_type", ""))
+    value = built.map(d_in)
+    if "ZeroConcentrated" in measure:
+        return ZCDP(float(value), relation)
+    if hasattr(value, "epsilon"):  # an ε(δ) curve (SmoothedMaxDivergence)
+        return ApproxDP(float(value.epsilon(PROFILE_DELTA)), PROFILE_DELTA, relation)
+    if isinstance(value, (tuple, list)):
+        epsilon, delta = (float(v) for v in value)
+        return PureDP(epsilon, relation) if delta == 0 else ApproxDP(epsilon, delta, relation)
+    return PureDP(float(value), relation)
+
+
 def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, rows: bool, relation: Relation,
           smoothed: bool = False, batch: bool = False) -> Case:
     build = {k: v for k, v in params.items() if k != "input"}
@@ -126,8 +143,7 @@ def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, ro
         built = measurement(**build)
     except (AttributeError, TypeError) as exc:  # a constructor or argument this release lacks
         raise NotInRelease(f"{params['name']}({', '.join(f'{k}=' for k in build if k != 'name')}): {exc}") from None
-    epsilon = claimed_epsilon(built, d_in, PROFILE_DELTA if smoothed else None)
-    claim = ApproxDP(epsilon, PROFILE_DELTA, relation) if smoothed else PureDP(epsilon, relation)
+    claim = _claim(built, d_in, relation, smoothed)
     scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
     label = ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
     floats = params["input"] in ("float", "floats")

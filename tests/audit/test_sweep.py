@@ -231,3 +231,33 @@ def test_an_interrupted_sweep_writes_its_rows_and_resume_finishes_it(tmp_path, m
     assert resumed["finished"] is True
     strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]  # noqa: E731
     assert strip(resumed["rows"]) == strip(reference["rows"])
+
+
+def _leaky(data, random_state, *, epsilon):
+    """x + Lap(1/ε), rounded to a grid of 2^-30 when x > 0.5: the shift is exactly ε-DP, the bits are not."""
+    value = float(np.ravel(data)[0]) + random_state.laplace(0.0, 1.0 / epsilon)
+    return [round(value * 2**30) / 2**30 if np.ravel(data)[0] > 0.5 else value]
+
+
+@pytest.mark.statistical
+def test_a_leak_in_the_bits_gets_a_script_that_carries_the_bits_view_and_shows_the_excess(tmp_path):
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    rng = np.random.RandomState(5)
+    base, neighbour = np.array([0.0]), np.array([1.0])
+    a = np.array([_leaky(base, rng, epsilon=1.0) for _ in range(4000)])
+    b = np.array([_leaky(neighbour, rng, epsilon=1.0) for _ in range(4000)])
+    event = readable_event(np.c_[a, np.zeros(len(a))], np.c_[b, np.zeros(len(b))], 1.0, 0.0)
+    # A value of 1 + Lap(1) on the grid has its 10 low bits 0 always; off it, with probability
+    # 2^-10 (the bits of a continuous draw are close to uniform): no threshold comes near that.
+    assert event.op == "bits in" and event.more_likely == "D'" and event.p_neighbour == 1.0
+    text = script_text(header="import numpy as np\n", helpers=(), release=_leaky, params={"epsilon": 1.0}, base=base,
+                       neighbour=neighbour, pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=1.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=1)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # The script's N (script_draws) is at least 200: off the grid 10 low bits are all 0 with probability
+    # about 2^-10, so 6 or more such draws of 200 (q ≥ 0.03, excess ≤ 1 − e·0.03 = 0.92) have probability < 1e-8.
+    assert lines[2].endswith(": exceeded") and float(lines[3].split(":")[1]) > 0.9
