@@ -188,7 +188,7 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
         message has pip's last line.
     """
     env = release_environment(library, version)
-    python_name = Path(env.python).name if Path(env.python).is_file() else env.python
+    python_name = _current() if env.python == sys.executable else Path(env.python).name
     folder = Path(folder) if folder is not None else cache_folder()
     tag = f"{distribution}-{version}-{python_name.removeprefix('python')}" + ("-site" if env.system_site else "")
     path = folder / tag
