@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..statistics.coordinates import LOW_BITS
+from ..statistics.coordinates import LOW_BITS, grain
 
 __all__ = ["Event", "readable_event", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS"]
 
@@ -60,6 +60,8 @@ class Event:
     def code(self) -> str:
         if self.op == "bits in":
             return f"low_bits(output[{self.index}]) in EVENT_BITS"
+        if self.op.startswith("grain"):
+            return f"grain(output[{self.index}]) {self.op.split()[1]} {self.value!r}"
         return f"output[{self.index}] {self.op} {self.value!r}"
 
 
@@ -73,6 +75,20 @@ def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: floa
     """``hi − ratio·lo − δ`` with each frequency moved one binomial standard deviation against it."""
     return (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
         ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+
+
+def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
+    """``grain(output[index]) <= g`` and ``>= g``: which grid of powers of two the value lies on
+    (:func:`audit.statistics.coordinates.grain`; 0 reads as −inf, a non-finite value as nan)."""
+    a, b = grain(base[:, index]), grain(neighbour[:, index])
+    values = np.unique(np.concatenate([a, b])[np.isfinite(np.concatenate([a, b]))])
+    for value in values[:: max(1, values.size // _MAX_THRESHOLDS)]:
+        for op, holds in (("grain <=", lambda x: x <= value), ("grain >=", lambda x: x >= value)):
+            p0, p1 = float(holds(a).mean()), float(holds(b).mean())
+            for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+                raw = hi - ratio * lo - delta
+                if raw > 0:
+                    yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, float(value), more, p0, p1, raw)
 
 
 def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
@@ -143,7 +159,8 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.
         if np.unique(finite).size > 16 and not np.all(finite == np.round(finite)):
-            for score, event in _bits_events(base, neighbour, index, ratio, delta):
+            for score, event in [*_bits_events(base, neighbour, index, ratio, delta),
+                                 *_grain_events(base, neighbour, index, ratio, delta)]:
                 if score > best_score:
                     best_score, best = score, event
     return best
@@ -163,7 +180,20 @@ def _literal(array: np.ndarray) -> str:
 
 
 def _bits_source(event: Event) -> str:
-    """The bits view a script carries when its event is a set of low-bit patterns."""
+    """The bits view (a set of low-bit patterns) or the grain a script carries when its event reads it."""
+    if event.op.startswith("grain"):
+        return ("def grain(value):\n"
+                "    \"\"\"The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan\n"
+                "    for inf or nan): value = m * 2**e with 0.5 <= |m| < 1, M = |m| * 2**53 its integer significand,\n"
+                "    t the trailing zero bits of M, g = e - 53 + t.\"\"\"\n"
+                "    value = float(value)\n"
+                "    if value != value or value in (float('inf'), float('-inf')):\n"
+                "        return float('nan')\n"
+                "    if value == 0.0:\n"
+                "        return float('-inf')\n"
+                "    m, e = np.frexp(value)\n"
+                "    significand = int(abs(m) * 2.0 ** 53)\n"
+                "    return e - 53 + ((significand & -significand).bit_length() - 1)\n\n\n")
     if event.op != "bits in":
         return ""
     return (f"LOW_BITS = {LOW_BITS}\n"
@@ -179,6 +209,9 @@ def _describe(event: Event) -> str:
     if event.op == "bits in":
         return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are one of "
                 f"{len(event.value)} patterns (EVENT_BITS below)")
+    if event.op.startswith("grain"):
+        return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
+                "(which grid of doubles the released value lies on)")
     return event.code()
 
 

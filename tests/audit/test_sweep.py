@@ -240,7 +240,7 @@ def _leaky(data, random_state, *, epsilon):
 
 
 @pytest.mark.statistical
-def test_a_leak_in_the_bits_gets_a_script_that_carries_the_bits_view_and_shows_the_excess(tmp_path):
+def test_a_leak_in_the_bits_gets_a_script_that_carries_the_view_and_shows_the_excess(tmp_path):
     from audit.sweep.repro import readable_event, script_draws, script_text
 
     rng = np.random.RandomState(5)
@@ -250,7 +250,10 @@ def test_a_leak_in_the_bits_gets_a_script_that_carries_the_bits_view_and_shows_t
     event = readable_event(np.c_[a, np.zeros(len(a))], np.c_[b, np.zeros(len(b))], 1.0, 0.0)
     # A value of 1 + Lap(1) on the grid has its 10 low bits 0 always; off it, with probability
     # 2^-10 (the bits of a continuous draw are close to uniform): no threshold comes near that.
-    assert event.op == "bits in" and event.more_likely == "D'" and event.p_neighbour == 1.0
+    # Both views the script can carry see it: the low bits, and the grain (2^-30 divides every value on
+    # D', and about 2^-22 of those on D): each an event of frequency 1 on one side and about 0 on the other.
+    assert event.op in ("bits in", "grain >=", "grain <=") and max(event.p_base, event.p_neighbour) == 1.0
+    assert min(event.p_base, event.p_neighbour) < 0.01
     text = script_text(header="import numpy as np\n", helpers=(), release=_leaky, params={"epsilon": 1.0}, base=base,
                        neighbour=neighbour, pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
                        epsilon=1.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=1)
@@ -261,3 +264,34 @@ def test_a_leak_in_the_bits_gets_a_script_that_carries_the_bits_view_and_shows_t
     # The script's N (script_draws) is at least 200: off the grid 10 low bits are all 0 with probability
     # about 2^-10, so 6 or more such draws of 200 (q ≥ 0.03, excess ≤ 1 − e·0.03 = 0.92) have probability < 1e-8.
     assert lines[2].endswith(": exceeded") and float(lines[3].split(":")[1]) > 0.9
+
+
+@pytest.mark.statistical
+def test_the_grain_of_a_float_sum_is_a_perfect_event_and_the_script_shows_it(tmp_path):
+    """1 + Lap(1) is a multiple of 2^-53 wherever it lands (the sum is rounded to the grid of its
+    larger operand when |noise| < 1, and of itself beyond); Lap(1) alone is below that grid when
+    |Lap(1)| < 1/2 and its significand's last bit is 1, probability (1 − e^{-1/2})/2 ≈ 0.20 and more.
+    With 4,000 draws a side the held-out usage of the grain view is far above the value's."""
+    from audit.statistics.coordinates import fit_coordinates, grain
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    assert grain(np.array([1.0, 0.75, 3 * 2.0 ** -1074, 0.0, -6.0])).tolist() == [0.0, -2.0, -1074.0, -np.inf, 1.0]
+    rng = np.random.default_rng(11)
+    a, b = rng.laplace(0.0, 1.0, (4000, 1)), 1.0 + rng.laplace(0.0, 1.0, (4000, 1))
+    statistic, notes = fit_coordinates(a, b, PureDP(1.0))
+    assert notes["coordinates_choice"] == "grain of output[0]"
+    event = readable_event(a, b, 1.0, 0.0)
+    assert event.op == "grain <=" and event.more_likely == "D" and event.p_neighbour == 0.0
+
+    def shifted(data, random_state):
+        return [float(np.ravel(data)[0]) + random_state.laplace(0.0, 1.0)]
+
+    text = script_text(header="import numpy as np\n", helpers=(), release=shifted, params={}, base=np.array([0.0]),
+                       neighbour=np.array([1.0]), pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=1.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=1)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    lines = result.stdout.splitlines()
+    # P[event | D'] = 0 exactly, so the script exceeds once one of its N ≥ 200 draws on D is in the
+    # event: probability 1 − 0.8^200 > 1 − 1e-19.
+    assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
