@@ -153,9 +153,9 @@ def _case(entry: str, point: str, release, params: Mapping[str, Any], claim, pai
     scenario = (_scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation))
     mechanism = LibraryRelease(release, params, f"diffprivlib.{entry}({point})", claim, width + 1, batch=batch,
                                reference=reference)
-    # A vector release: the coordinates statistic finds the one coordinate a bug touches
-    # (audit.statistics.coordinates); a single value: the engine's default.
-    statistic = "coordinates" if width > 1 else "auto"
+    # The coordinates statistic (audit.statistics.coordinates) finds the one coordinate a bug touches
+    # in a vector, and reads a float's bit pattern (its low bits, its grain) as well as its value.
+    statistic = "coordinates"
     return Case(entry, point, {k: v for k, v in params.items() if k not in ("labels",)}, mechanism, claim, scenario,
                 release, params, cost, statistic=statistic, known=known, layout=layout)
 

@@ -290,7 +290,7 @@ def _case(entry: str, point: Mapping[str, Any], params: Mapping[str, Any], d_in,
     mechanism = LibraryRelease(release, params, f"opendp.{entry}({label})", claim, width + 1, batch=batch,
                                deterministic=False)
     return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
-                cost or ("batch" if batch else "query"), statistic="coordinates" if width > 1 else "auto", layout=layout,
+                cost or ("batch" if batch else "query"), statistic="coordinates", layout=layout,
                 known=known)
 
 
