@@ -9,9 +9,9 @@ never a formula of ours: from 0.5 the privacy map ``map(d_in)`` read by its outp
 smallest ε (at δ₀ for a smoothed measure) that ``check(d_in, d_out)`` accepts, by bisection to
 1e-9 relative, rounded up (:func:`claimed_epsilon`).
 
-Floating-point rows use the ``coordinates`` statistic, whose bits view reads the low-order bits of
-the released double: a noise sampler that does not reach every double with the right
-probability (Mironov 2012) shows there, not in the value's threshold.
+Every row uses the ``coordinates`` statistic, whose bits and grain views read the released double's
+pattern: 0.4 releases v + noise rounded in floating point, so the grid of doubles an output lies
+on depends on v (Mironov 2012), which no threshold of the value shows.
 
 References
 ----------
@@ -22,7 +22,7 @@ significance of the least significant bits for differential privacy", CCS.
 from __future__ import annotations
 
 import importlib
-import math
+import inspect
 from functools import partial
 from typing import Any, Mapping
 
@@ -119,12 +119,23 @@ def claimed_epsilon(built, d_in, delta=None) -> float:
     return high
 
 
-def _claim(built, d_in, relation: Relation, smoothed: bool):
+def _measure(built, name: str, params: Mapping[str, Any]) -> str:
+    """The output measure: the measurement's own (0.7), else the constructor's ``MO`` argument or its
+    default (0.5 and 0.6 do not expose it on the measurement)."""
+    own = getattr(built, "output_measure", None)
+    if own is not None:
+        return str(own)
+    if "MO" in params:
+        return str(params["MO"])
+    parameter = inspect.signature(getattr(meas, name)).parameters.get("MO")
+    return "" if parameter is None else str(parameter.default)
+
+
+def _claim(built, d_in, relation: Relation, smoothed: bool, measure: str = ""):
     """The release's claim at ``d_in``: its map read by its output measure, else bisection on ``check``."""
     if not hasattr(built, "map"):
         epsilon = claimed_epsilon(built, d_in, PROFILE_DELTA if smoothed else None)
         return ApproxDP(epsilon, PROFILE_DELTA, relation) if smoothed else PureDP(epsilon, relation)
-    measure = str(getattr(built, "output_measure", None) or getattr(built, "output_distance_type", ""))
     value = built.map(d_in)
     if "ZeroConcentrated" in measure:
         return ZCDP(float(value), relation)
@@ -143,14 +154,13 @@ def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, ro
         built = measurement(**build)
     except (AttributeError, TypeError) as exc:  # a constructor or argument this release lacks
         raise NotInRelease(f"{params['name']}({', '.join(f'{k}=' for k in build if k != 'name')}): {exc}") from None
-    claim = _claim(built, d_in, relation, smoothed)
+    claim = _claim(built, d_in, relation, smoothed, _measure(built, params["name"], build))
     scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
     label = ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-    floats = params["input"] in ("float", "floats")
     mechanism = LibraryRelease(release, params, f"opendp.{entry}({label})", claim, 2,
                                batch=partial(_batch, params) if batch else None, deterministic=False)
     return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
-                "batch" if batch else "query", statistic="coordinates" if floats else "auto",
+                "batch" if batch else "query", statistic="coordinates",
                 layout=(("value", None),))
 
 

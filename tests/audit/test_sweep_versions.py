@@ -98,3 +98,25 @@ def test_the_cli_refuses_a_release_with_a_range(tmp_path):
     from audit.cli import main
 
     assert main(["sweep", "opendp==0.14.0", "--versions", "0.1..0.2", "--out", str(tmp_path)]) == 2
+
+
+def test_an_installed_release_older_than_the_catalogue_gets_the_catalogue_for_older_releases(monkeypatch):
+    from scenarios.libraries import registry
+
+    # A library whose newer releases have a module the installed one lacks: the older catalogue is chosen.
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-old", ("json.no_such_module", "fake_old_catalogue"))
+    assert registry._older_release("fake-old") == "fake_old_catalogue"
+    # The module exists: the built-in catalogue; the library itself is absent: the built-in one, which
+    # says how to install it.
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-new", ("json.decoder", "fake_old_catalogue"))
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-absent", ("no_such_library.prelude", "fake_old_catalogue"))
+    assert registry._older_release("fake-new") is None and registry._older_release("fake-absent") is None
+
+
+def test_an_entry_whose_names_the_release_lacks_is_not_in_this_release():
+    from scenarios.libraries import missing_api
+
+    assert missing_api(("json.dumps",)) is None
+    assert missing_api(("json.no_such_function", "json.dumps")) is None  # one name present: the entry is
+    assert missing_api(("json.no_such_function",)) == "not in this release: json.no_such_function not found"
+    assert missing_api(("toy.label.only",)) is None  # not a path: nothing decided
