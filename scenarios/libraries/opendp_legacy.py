@@ -147,8 +147,14 @@ def _claim(built, d_in, relation: Relation, smoothed: bool, measure: str = ""):
     return PureDP(float(value), relation)
 
 
+#: Documented issues these releases have, fixed in 0.5.0 (its changelog).
+PRECISION = ("OpenDP 0.5.0 changelog, Security: float Laplace and Gaussian replaced to address precision-based "
+             "attacks (Haney et al. 2022); fixed in 0.5.0")
+OPENDP_480 = "opendp/opendp#480 (randomized response on booleans lies with probability (1 - p)/2; fixed by #481 in 0.5.0)"
+
+
 def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, rows: bool, relation: Relation,
-          smoothed: bool = False, batch: bool = False) -> Case:
+          smoothed: bool = False, batch: bool = False, known: str = "") -> Case:
     build = {k: v for k, v in params.items() if k != "input"}
     try:
         built = measurement(**build)
@@ -161,7 +167,7 @@ def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, ro
                                batch=partial(_batch, params) if batch else None, deterministic=False)
     return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
                 "batch" if batch else "query", statistic="coordinates",
-                layout=(("value", None),))
+                layout=(("value", None),), known=known)
 
 
 def _noise(name: str, T: str, smoothed: bool = False):
@@ -173,7 +179,7 @@ def _noise(name: str, T: str, smoothed: bool = False):
         values = [(0.0, 1.0, "v vs v + d_in")] + ([(1e15, 1e15 + 1.0, "huge v vs v + d_in")] if T == "float" else [])
         return _case(f"measurements.{name}" + ("" if T == "float" else "[int]"), point, params, d_in,
                      value_pairs(values, 1.0), rows=False, relation=REPLACE, smoothed=smoothed,
-                     batch=T == "float")
+                     batch=T == "float", known=PRECISION if T == "float" else "")
     return build
 
 
@@ -181,7 +187,7 @@ def _rr_bool(point):
     params = {"name": "make_randomized_response_bool", "input": "bool", "prob": point["prob"]}
     pairs = [(np.array([0.0]), np.array([1.0]), "false vs true")]
     return _case("measurements.make_randomized_response_bool", point, params, 1, pairs, rows=False,
-                 relation=REPLACE)
+                 relation=REPLACE, known=OPENDP_480)
 
 
 def _chain(point):
