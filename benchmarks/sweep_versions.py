@@ -19,8 +19,10 @@ Targets:
   Laplace sampler replaced "to address precision-based attacks", Haney et al. 2022).  0.4 releases
   v + noise rounded in floating point, so 1 + noise lies on the grid of multiples of 2^-53 while
   noise alone does not: the coordinates statistic's grain view separates them.
-- **OpenDP 0.4.0 → 0.5.0, make_randomized_response_bool** (the 0.5.0 changelog: "Fixed function in
-  make_randomized_response_bool", opendp/opendp#481).
+- **OpenDP 0.4.0 → 0.5.0, make_randomized_response_bool** (opendp/opendp#480, fixed by #481: the
+  0.5.0 changelog's "Fixed function in make_randomized_response_bool"; 0.4 could lie with the true value).
+- **OpenDP 0.14.0 → 0.15.0, make_randomized_response_bitvec** (opendp/opendp#2707, fixed by #2708:
+  the flip bits were sampled for all but the last bit, which was released as it is).
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -65,7 +67,9 @@ TARGETS = (
     Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_laplace", "scale=1.0",
            "OpenDP 0.5.0 changelog, Security: float Laplace replaced to address precision-based attacks"),
     Target("opendp", "0.4.0", "0.5.0", "measurements.make_randomized_response_bool", "prob=0.75",
-           "opendp/opendp#481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
+           "opendp/opendp#480, fixed by #481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
+    Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
+           "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
 )
 
 
