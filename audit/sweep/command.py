@@ -22,8 +22,10 @@ from scenarios.libraries import library, library_names
 
 from ..settings import option_type
 from .plan import BUDGETS
+from .releases import SOURCE_ROOT, available_releases, ensure_environment, parse_release, select_releases
 from .runner import DEFAULT_CONFIDENCE, DEFAULT_OUT, DEFAULT_SEED, SWEEP_BACKENDS, SweepInterrupted, run_sweep, sweep_counts
 from .table import sweep_markdown
+from .versions import sweep_versions, versions_markdown
 
 __all__ = ["add_sweep_parser", "sweep_command", "sweep_status", "EXIT_ERRORED", "EXIT_INTERRUPTED"]
 
@@ -126,8 +128,6 @@ def _forwarded(args: argparse.Namespace, *, confidence: bool) -> list[str]:
 
 def _release_command(args: argparse.Namespace, name: str, version: str) -> int:
     """``dpaudit sweep LIB==VERSION`` for a release other than the installed one."""
-    from .releases import SOURCE_ROOT, ensure_environment
-
     python = ensure_environment(name, _distribution(name), version, log=lambda line: print(line, file=sys.stderr))
     words = _forwarded(args, confidence=True) + ["--format", args.format, "--out", str(args.out)]
     words += ["--no-progress"] if args.no_progress else []
@@ -138,9 +138,6 @@ def _release_command(args: argparse.Namespace, name: str, version: str) -> int:
 
 def _versions_command(args: argparse.Namespace, name: str) -> int:
     """``dpaudit sweep LIB --versions A..B``."""
-    from .releases import available_releases, select_releases
-    from .versions import sweep_versions, versions_markdown
-
     distribution = _distribution(name)
     chosen = select_releases(args.versions, available_releases(distribution))
     result = sweep_versions(name, distribution, chosen, out=args.out, arguments=_forwarded(args, confidence=False),
@@ -152,8 +149,6 @@ def _versions_command(args: argparse.Namespace, name: str) -> int:
 
 def sweep_command(args: argparse.Namespace) -> int:
     """Run ``dpaudit sweep``; returns the exit status."""
-    from .releases import parse_release
-
     name, version = parse_release(args.library)
     if version is not None and args.versions:
         raise ValueError(f"`library` {args.library!r} names one release: drop --versions, or give the name alone")

@@ -56,13 +56,15 @@ class Environment:
 
 
 def version_key(version: str) -> tuple:
-    """A sort key of a release number (PEP 440 where ``packaging`` is installed)."""
-    try:
-        from packaging.version import Version
-
-        return (0, Version(version))
-    except Exception:  # noqa: BLE001 - no packaging, or not PEP 440: numbers then text
-        return (1, tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.+-]", version)))
+    """A sort key of a release number: its numeric release segment (padded, so 1.5 = 1.5.0), then a
+    final release after its pre- and dev-releases (``1.0rc1 < 1.0``), then the suffix's text."""
+    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version.strip())
+    if match is None:
+        return ((), 0, version)
+    numbers = tuple(int(part) for part in match.group(1).split("."))
+    numbers = numbers + (0,) * max(0, 6 - len(numbers))
+    suffix = match.group(2)
+    return (numbers, 0 if suffix and not suffix.startswith((".post", "post")) else 1, suffix)
 
 
 def _final(version: str) -> bool:
