@@ -120,3 +120,17 @@ def test_an_entry_whose_names_the_release_lacks_is_not_in_this_release():
     assert missing_api(("json.no_such_function", "json.dumps")) is None  # one name present: the entry is
     assert missing_api(("json.no_such_function",)) == "not in this release: json.no_such_function not found"
     assert missing_api(("toy.label.only",)) is None  # not a path: nothing decided
+
+
+@pytest.mark.statistical
+def test_the_installed_release_named_with_its_version_is_swept_in_place(tmp_path, capsys):
+    import numpy as np
+
+    import sweep_toy_library as toy
+    from audit.cli import main
+
+    # The toy library's distribution is numpy: naming the installed numpy runs no environment.
+    status = main(["sweep", f"{toy.NAME}=={np.__version__}", "--budget", "small", "--out", str(tmp_path),
+                   "--no-progress", "--entries", "labels.*"])
+    assert status == 1 and json.loads((tmp_path / "sweep.json").read_text())["library"] == toy.NAME
+    assert "building the environment" not in capsys.readouterr().err
