@@ -305,7 +305,7 @@ _TOOL_TEXT = ("diffprivlib.tools.{name} docstring: '{what} with differential pri
 def _tool_pairs(lo: float, hi: float):
     base = [lo, 0.5 * (lo + hi), hi, lo]
     extra = [([hi], "last row lower → upper"), ([hi + 10 * (hi - lo)], "last row → beyond upper (clipped)"),
-             ([HUGE], "last row → 1e300")]
+             ([HUGE], "last row → 1e300"), ([np.inf], "last row → +inf (clipped to upper)")]
     return row_pairs(base, extra, REPLACE) + [(np.array([[lo]]), np.array([[hi]]), "single record lower vs upper")]
 
 
@@ -338,7 +338,9 @@ def _tool(name: str, what: str, grid=None, nan: bool = False, bounds: bool = Tru
         return _case(f"tools.{name}", _label(point, keys), query, params, PureDP(point["epsilon"], REPLACE), pairs,
                      cost="query", width=3 + params["capacity"], rows=rows, relation=REPLACE,
                      layout=((name, params["capacity"]),), known=UNREPORTED_NAN if point.get("nan_rows") and name in _SIZE_CALIBRATED else "")
-    grid = grid or [{"epsilon": 1.0, "bounds": (0.0, 1.0)}, {"epsilon": 0.5, "bounds": (-1e6, 1e6)}]
+    # Bounds at 0, straddling it widely, and away from it (a sensitivity or clip that assumes 0 is a bound).
+    grid = grid or [{"epsilon": 1.0, "bounds": (0.0, 1.0)}, {"epsilon": 0.5, "bounds": (-1e6, 1e6)},
+                    {"epsilon": 1.0, "bounds": (10.0, 11.0)}]
     if nan:
         grid = grid + [{"epsilon": 1.0, "bounds": (0.0, 1.0), "nan_rows": 6}]
     return Entry(f"tools.{name}", (f"diffprivlib.tools.{name}",), "query", _TOOL_TEXT.format(name=name, what=what),

@@ -441,7 +441,8 @@ def _chain(point):
     base = [0.2, 0.5, upper]
     extra = [([upper], "add the upper bound"), ([0.0], "add 0")]
     if kind == "clamp-sum":
-        extra += [([10 * upper], "add a value beyond the bound (clamped)"), ([HUGE], "add 1e300 (clamped)")]
+        extra += [([10 * upper], "add a value beyond the bound (clamped)"), ([HUGE], "add 1e300 (clamped)"),
+                  ([np.inf], "add +inf (clamped)")]
     pairs = row_pairs(base, extra, ADD_REMOVE) + [(np.zeros((0, 1)), np.array([[upper]]), "empty vs one record")]
     return params, 1, pairs, 1, True, (("value", None),)
 
