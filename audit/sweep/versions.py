@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from ..checkpoint import write_atomic
 from .releases import ensure_environment, sweep_in_environment
-from .runner import sweep_counts
+from .runner import SweepInterrupted, sweep_counts
 from .table import ABSENT
 
 __all__ = ["sweep_versions", "versions_markdown", "cell", "changes"]
@@ -67,7 +67,32 @@ def sweep_versions(library: str, distribution: str, versions: Sequence[str], *, 
     """
     out = Path(out)
     share = 1.0 - (1.0 - confidence) / len(versions)
-    releases, documents = [], {}
+    releases: list[dict] = []
+    documents: dict[str, dict] = {}
+    try:
+        _sweep_each(library, distribution, versions, out, arguments, share, log, installed, environments, releases,
+                    documents)
+    except KeyboardInterrupt:
+        result = _result(library, versions, confidence, share, releases, documents)
+        result["finished"] = False
+        _write(out, result)
+        raise SweepInterrupted(
+            f"dpaudit: interrupted: {len([r for r in releases if r.get('finished', True)])} of {len(versions)} "
+            f"releases swept (their table: {out / 'versions.md'}); rerun the same command with --resume to continue",
+            result) from None
+    result = _result(library, versions, confidence, share, releases, documents)
+    _write(out, result)
+    return result
+
+
+def _write(out: Path, result: dict) -> None:
+    write_atomic(out / "versions.json", json.dumps(result, indent=1, default=str).encode())
+    write_atomic(out / "versions.md", versions_markdown(result).encode())
+
+
+def _sweep_each(library, distribution, versions, out, arguments, share, log, installed, environments, releases,
+                documents) -> None:
+    """Sweep the releases one by one, appending to ``releases`` and ``documents`` as each ends."""
     for index, version in enumerate(versions, 1):
         where = out / version
         where.mkdir(parents=True, exist_ok=True)
@@ -89,6 +114,12 @@ def sweep_versions(library: str, distribution: str, versions: Sequence[str], *, 
             entry.update(counts=sweep_counts(document["rows"]), finished=document.get("finished", True))
         releases.append(entry)
         log(f"  exit status {status}: " + (entry.get("error") or json.dumps(entry["counts"])))
+        if status == 130:
+            raise KeyboardInterrupt
+
+
+def _result(library, versions, confidence, share, releases, documents) -> dict:
+    """The range's document: each release's status and counts, and each row's verdicts across them."""
     keys: dict[str, list[str]] = {}
     for version in versions:
         for row in (documents.get(version) or {}).get("rows", []):
@@ -106,11 +137,8 @@ def sweep_versions(library: str, distribution: str, versions: Sequence[str], *, 
                                            "known": next((r.get("known") for r in found.values() if r and r.get("known")), "")}
     statuses = [r["status"] for r in releases]
     status = 3 if any(s not in (0, 1) for s in statuses) else 1 if 1 in statuses else 0
-    result = {"library": library, "versions": list(versions), "confidence": confidence, "release_confidence": share,
-              "releases": releases, "rows": table, "status": status}
-    write_atomic(out / "versions.json", json.dumps(result, indent=1, default=str).encode())
-    write_atomic(out / "versions.md", versions_markdown(result).encode())
-    return result
+    return {"library": library, "versions": list(versions), "confidence": confidence, "release_confidence": share,
+            "releases": releases, "rows": table, "status": status, "finished": True}
 
 
 def versions_markdown(result: dict) -> str:
@@ -121,6 +149,8 @@ def versions_markdown(result: dict) -> str:
              f"{result['release_confidence']:.6g} (Bonferroni over the releases: the probability that a claim that "
              f"holds is reported VIOLATED in any release is at most {1 - result['confidence']:.3g}). `ok`: not "
              f"refuted; `ok (limit)`: not refutable at this budget; `—`: {ABSENT}; `ERROR`: the row audited nothing.",
+             *(["", f"**Unfinished**: interrupted after {len(result['releases'])} of {len(versions)} releases; rerun "
+                 "the same command with `--resume` to continue."] if result.get("finished") is False else []),
              "", "| release | exit status | VIOLATED | not refuted | ERROR | not in this release | note |",
              "|---|---|---|---|---|---|---|"]
     for release in result["releases"]:

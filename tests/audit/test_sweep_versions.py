@@ -134,3 +134,21 @@ def test_the_installed_release_named_with_its_version_is_swept_in_place(tmp_path
                    "--no-progress", "--entries", "labels.*"])
     assert status == 1 and json.loads((tmp_path / "sweep.json").read_text())["library"] == toy.NAME
     assert "building the environment" not in capsys.readouterr().err
+
+
+def test_an_interrupted_range_writes_the_releases_done(tmp_path, monkeypatch):
+    from audit.sweep.runner import SweepInterrupted
+
+    def fake_sweep(python, library, arguments, out):
+        if Path(out).name == "0.2.0":
+            raise KeyboardInterrupt
+        return 0, _document("0.1.0", {("a", "p"): "NOT_REFUTED"}), ""
+
+    monkeypatch.setattr(versions, "ensure_environment", lambda *a, **k: Path("/fake/python"))
+    monkeypatch.setattr(versions, "sweep_in_environment", fake_sweep)
+    with pytest.raises(SweepInterrupted, match="1 of 3 releases swept.*--resume"):
+        versions.sweep_versions("fake", "fake", ["0.1.0", "0.2.0", "0.3.0"], out=tmp_path, arguments=[],
+                                confidence=0.95, log=lambda line: None)
+    saved = json.loads((tmp_path / "versions.json").read_text())
+    assert saved["finished"] is False and saved["rows"]["a [p]"]["cells"]["0.1.0"] == "ok"
+    assert "**Unfinished**" in (tmp_path / "versions.md").read_text()
