@@ -129,7 +129,7 @@ def _forwarded(args: argparse.Namespace, *, confidence: bool) -> list[str]:
 def _release_command(args: argparse.Namespace, name: str, version: str) -> int:
     """``dpaudit sweep LIB==VERSION`` for a release other than the installed one."""
     python = ensure_environment(name, _distribution(name), version, log=lambda line: print(line, file=sys.stderr))
-    words = _forwarded(args, confidence=True) + ["--format", args.format, "--out", str(args.out)]
+    words = _forwarded(args, confidence=True) + ["--format", args.format, "--out", str(Path(args.out).resolve())]
     words += ["--no-progress"] if args.no_progress else []
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
     print(f"dpaudit: sweeping {name}=={version} with {python}", file=sys.stderr)

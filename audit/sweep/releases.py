@@ -222,11 +222,14 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
 def sweep_in_environment(python: Path, library: str, arguments: Sequence[str], out: Path) -> tuple[int, Optional[dict], str]:
     """Run ``python -m audit sweep LIBRARY ARGUMENTS --out OUT`` in an environment; its exit status,
     the document it wrote (None if none) and the last line it printed on stderr."""
-    (Path(out) / "sweep.json").unlink(missing_ok=True)  # never read an earlier run's report as this one's
+    out = Path(out).resolve()  # the sweep runs in the source root: an output path relative to here moves
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").unlink(missing_ok=True)  # never read an earlier run's report as this one's
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([str(python), "-m", "audit", "sweep", library, *arguments, "--out", str(out)],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=str(SOURCE_ROOT))
     path = Path(out) / "sweep.json"
     document = json.loads(path.read_text()) if path.is_file() else None
     lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-    return done.returncode, document, lines[-1] if lines else ""
+    ours = [line for line in lines if line.startswith("dpaudit")]  # not a library's noise at exit
+    return done.returncode, document, (ours or lines or [""])[-1]

@@ -21,6 +21,7 @@ significance of the least significant bits for differential privacy", CCS.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import inspect
 from functools import partial
@@ -57,6 +58,8 @@ meas = _module("opendp.measurements", "opendp.meas")
 trans = _module("opendp.transformations", "opendp.trans")
 mod.enable_features("contrib", "floating-point")
 _CACHE: dict = {}
+# Free the measurements while the interpreter can: 0.4's Measurement.__del__ fails at shutdown.
+atexit.register(_CACHE.clear)
 
 
 # -- builders and one release (their source goes into reproduction scripts: names np, meas, trans) --
