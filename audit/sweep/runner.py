@@ -95,7 +95,8 @@ def _absent(library: str, version: Optional[str], entry: Any, point: str, reason
     key = f"{entry.name} [{point}]"
     return {"key": key, "slug": row_slug(key), "library": library, "version": version, "entry": entry.name,
             "point": point, "status": "absent", "reason": reason,
-            "claim": entry.claim_text.split(".")[0][:80], "relation": entry.relation.value}
+            "claim": entry.claim_text if len(entry.claim_text) <= 60 else entry.claim_text[:59] + "…",
+            "relation": entry.relation.value}
 
 
 def _build(selected: tuple, library: str, version: Optional[str]) -> tuple[tuple, list[dict]]:
