@@ -78,8 +78,14 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sweep(target: Target, version: str, out: Path, budget: str, seed: int) -> tuple[dict, int, float]:
-    """The target's entry swept on one release; its document, exit status and CPU seconds."""
+def sweep(target: Target, version: str, out: Path, budget: str, seed: int, reuse: bool) -> tuple[dict, int, float]:
+    """The target's entry swept on one release; its document, exit status and CPU seconds (with
+    ``reuse``, a finished sweep of the same budget and seed in ``out`` is read back instead)."""
+    stamp = Path(out) / "benchmark.json"
+    if reuse and stamp.is_file():
+        saved = json.loads(stamp.read_text())
+        if (saved["budget"], saved["seed"]) == (budget, seed) and saved["document"].get("finished", True):
+            return saved["document"], saved["status"], saved["cpu_s"]
     python = ensure_environment(target.library, target.library, version, log=lambda line: print(line, flush=True))
     before = _cpu()
     status, document, last = sweep_in_environment(
@@ -87,7 +93,9 @@ def sweep(target: Target, version: str, out: Path, budget: str, seed: int) -> tu
         out)
     if document is None:
         raise RuntimeError(f"{target.library}=={version}: no report ({last})")
-    return document, status, _cpu() - before
+    cpu = _cpu() - before
+    stamp.write_text(json.dumps({"budget": budget, "seed": seed, "status": status, "cpu_s": cpu, "document": document}))
+    return document, status, cpu
 
 
 def _fmt(value) -> str:
@@ -114,6 +122,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--only", nargs="*", help="library names whose targets run (default: all)")
+    parser.add_argument("--reuse", action="store_true", help="read back the targets already swept at this budget and seed")
     parser.add_argument("--range", nargs=2, metavar=("LIB", "SPEC"), help="also sweep LIB over releases SPEC")
     parser.add_argument("--range-entries", nargs="*", default=[], help="entries of the range sweep (default: all)")
     parser.add_argument("--range-budget", choices=("small", "default"), default="small")
@@ -125,7 +134,7 @@ def main(argv=None) -> int:
         for role, version in (("buggy", target.buggy), ("fixed", target.fixed)):
             started = time.perf_counter()
             document, status, cpu = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
-                                          / target.entry, args.budget, args.seed)
+                                          / target.entry, args.budget, args.seed, args.reuse)
             for row in document["rows"]:
                 is_target = row["entry"] == target.entry and target.point in row["point"]
                 rows.append({"library": target.library, "version": version, "role": role, "issue": target.issue,
@@ -149,7 +158,7 @@ def main(argv=None) -> int:
         ok = ("yes" if r["verdict"] == expected else "**no**") if r["target"] else "—"
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
                      f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {expected} | {ok} | "
-                     f"{r['cpu_s']:.0f} | {r['load_1min']:.1f} |")
+                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {r['load_1min']:.1f} |")
     lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
                                               for t in TARGETS if not args.only or t.library in args.only)]
     args.out.mkdir(parents=True, exist_ok=True)
