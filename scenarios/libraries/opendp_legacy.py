@@ -251,7 +251,8 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="opendp", distribution="opendp", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header=("import numpy as np\nimport opendp.mod as mod\n"
+    script_header=("import atexit\n\nimport numpy as np\nimport opendp.mod as mod\n"
                    f"import {meas.__name__} as meas\nimport {trans.__name__} as trans\n\n"
-                   'mod.enable_features("contrib", "floating-point")\n_CACHE = {}\n'),
+                   'mod.enable_features("contrib", "floating-point")\n_CACHE = {}\n'
+                   "atexit.register(_CACHE.clear)  # free the measurements before the interpreter shuts down\n"),
     helpers=(measurement,), seeded=False))
