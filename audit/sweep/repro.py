@@ -56,8 +56,11 @@ class Event:
     p_base: float
     p_neighbour: float
     excess: float
+    weights: tuple = ()
 
     def code(self) -> str:
+        if self.op.startswith("projection"):
+            return f"float(np.dot(W, output)) {self.op.split()[1]} {self.value!r}"
         if self.op == "bits in":
             return f"low_bits(output[{self.index}]) in EVENT_BITS"
         if self.op.startswith("grain"):
@@ -130,9 +133,12 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
     return column >= value if op == ">=" else column <= value
 
 
-def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float) -> Optional[Event]:
+def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
+                   projections: Sequence[Sequence[float]] = ()) -> Optional[Event]:
     """The simple event of the module docstring on draws ``base`` (n, k) and ``neighbour`` (n, k).
 
+    ``projections`` are weight vectors of length k the audit's statistic used (a Fisher
+    discriminant): a threshold on ``w · output`` is a candidate too, and the script carries ``w``.
     Each candidate's frequencies are moved one binomial standard deviation against it before
     scoring, so an event resting on a handful of draws does not win by luck; returns None when
     no candidate exceeds the claim's allowance even before that correction.
@@ -141,6 +147,22 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     pooled = np.concatenate([base, neighbour])
     best, best_score = None, -math.inf
     ratio = math.exp(min(epsilon, 700.0))
+    for weights in projections:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (pooled.shape[1],) or not np.all(np.isfinite(w)):
+            continue
+        a, b = base @ w, neighbour @ w
+        for op, value in _candidates(np.concatenate([a, b])):
+            if op == "==":
+                continue
+            p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
+            for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
+                if hi - ratio * lo - delta > 0:
+                    score = _score(hi, lo, n_hi, n_lo, ratio, delta)
+                    if score > best_score:
+                        best_score = score
+                        best = Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
+                                     tuple(float(x) for x in w))
     for index in range(pooled.shape[1]):
         if np.all(pooled[:, index] == pooled[0, index]):
             continue
@@ -180,7 +202,10 @@ def _literal(array: np.ndarray) -> str:
 
 
 def _bits_source(event: Event) -> str:
-    """The bits view (a set of low-bit patterns) or the grain a script carries when its event reads it."""
+    """The bits view (a set of low-bit patterns), the grain or the projection a script carries when
+    its event reads it."""
+    if event.op.startswith("projection"):
+        return f"W = np.array({list(event.weights)!r})  # the audit's Fisher discriminant\n\n\n"
     if event.op.startswith("grain"):
         return ("def grain(value):\n"
                 "    \"\"\"The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan\n"
@@ -209,6 +234,8 @@ def _describe(event: Event) -> str:
     if event.op == "bits in":
         return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are one of "
                 f"{len(event.value)} patterns (EVENT_BITS below)")
+    if event.op.startswith("projection"):
+        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose"
     if event.op.startswith("grain"):
         return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
                 "(which grid of doubles the released value lies on)")

@@ -143,6 +143,17 @@ def _witness_datasets(record: dict, case) -> Optional[tuple[np.ndarray, np.ndarr
     return None
 
 
+def _projections(record: dict, label: str) -> list:
+    """The weight vectors of the linear statistic the audit trained for the witness pair, if any."""
+    report = record.get("report") or {}
+    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
+    stats = (report.get("statistic") or {}).get("pairs") or []
+    if label not in labels or labels.index(label) >= len(stats):
+        return []
+    weights = stats[labels.index(label)].get("weights")
+    return [weights] if weights else []
+
+
 def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     """The reproduction script of a VIOLATED row, or None (with a reason in the record)."""
     case = row.case
@@ -158,17 +169,18 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         b = case.mechanism(neighbour, draws, rng)
     delta = float(case.claim.reference_delta)
     epsilon = float(case.claim.epsilon_at(delta))
-    event = readable_event(a, b, epsilon, delta)
+    event = readable_event(a, b, epsilon, delta, projections=_projections(record, label))
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
                          "the audit's certified event is in the report"}
     n = script_draws(event, case.cost)
     layout = ""
+    coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if case.layout:
         blocks = ", ".join(f"{name}" + ("" if cap is None else f" (capacity {cap})") for name, cap in case.layout)
+        which = "The event reads" if event.index < 0 else f"output[{event.index}] is"
         layout = (f"\nThe released vector holds, in order: {blocks}; each block of capacity c is "
-                  f"[size, leading dimension, non-finite count, c values].\noutput[{event.index}] is "
-                  f"{case.coordinate(event.index)}.\n")
+                  f"[size, leading dimension, non-finite count, c values].\n{which} {coordinate}.\n")
     report = record.get("report") or {}
     finding = (f"The sweep of {lib_info['name']} {record.get('version')} (dpaudit {__version__}, "
                f"{lib_info['date']}) reported VIOLATED for {case.entry} [{case.point}], which claims "
@@ -181,7 +193,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
                        title=f"Reproduce: {lib_info['name']} {case.key}", finding=finding,
                        seeded=lib_info["seeded"], layout=layout,
                        width=case.mechanism.output_dim - 1 if hasattr(case.mechanism, "output_dim") else 0)
-    return {"text": text, "event": event.code(), "coordinate": case.coordinate(event.index),
+    return {"text": text, "event": event.code(), "coordinate": coordinate,
             "more_likely_under": event.more_likely, "choosing_frequencies": [event.p_base, event.p_neighbour],
             "draws": n}
 

@@ -295,3 +295,28 @@ def test_the_grain_of_a_float_sum_is_a_perfect_event_and_the_script_shows_it(tmp
     # P[event | D'] = 0 exactly, so the script exceeds once one of its N ≥ 200 draws on D is in the
     # event: probability 1 − 0.8^200 > 1 − 1e-19.
     assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
+
+
+@pytest.mark.statistical
+def test_a_projection_the_audit_trained_is_carried_when_no_single_coordinate_shows_the_excess(tmp_path):
+    """Two coordinates x + N(0, 1) and y = s − x + N(0, 1)·0.1 where s is 0 on D and 1 on D′:
+    neither coordinate alone moves by more than about one standard deviation, but x + y moves by 1
+    with standard deviation √1.01 · 0.1 ≈ 0.1, a shift of ten standard deviations (ε far above 1)."""
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    def release(data, random_state):
+        x = random_state.standard_normal()
+        return [x, float(np.ravel(data)[0]) - x + 0.1 * random_state.standard_normal()]
+
+    rng = np.random.RandomState(3)
+    a = np.array([release(np.array([0.0]), rng) + [0.0] for _ in range(4000)])
+    b = np.array([release(np.array([1.0]), rng) + [0.0] for _ in range(4000)])
+    plain = readable_event(a, b, 3.0, 0.0)
+    event = readable_event(a, b, 3.0, 0.0, projections=[[1.0, 1.0, 0.0]])
+    assert event.op.startswith("projection") and (plain is None or event.excess > plain.excess)
+    text = script_text(header="import numpy as np\n", helpers=(), release=release, params={}, base=np.array([0.0]),
+                       neighbour=np.array([1.0]), pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=3.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=2)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.splitlines()[2].endswith(": exceeded"), result.stdout + result.stderr
