@@ -25,6 +25,7 @@ library", arXiv:1907.02444; the docstrings of diffprivlib 0.6.6 quoted per entry
 
 from __future__ import annotations
 
+import inspect
 from functools import partial
 from typing import Any, Mapping
 
@@ -36,7 +37,7 @@ from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, NotInRelease
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -53,13 +54,24 @@ _CLAIM_MECH = ("diffprivlib.mechanisms.{name} docstring: 'epsilon : Privacy para
 
 
 # -- release functions (their source goes into reproduction scripts: names np and dpl only) -------
+def seeded(factory, random_state, **kwargs):
+    """``factory(random_state=random_state, **kwargs)``, or without ``random_state`` where the
+    release takes none (diffprivlib before 0.5 draws from numpy's global generator)."""
+    try:
+        return factory(random_state=random_state, **kwargs)
+    except TypeError as exc:
+        if "random_state" not in str(exc):
+            raise
+        return factory(**kwargs)
+
+
 def mechanism_object(mechanism, random_state, **kwargs):
     """diffprivlib.mechanisms.<mechanism>(random_state=random_state, **kwargs), built once and reused
     while the parameters and the generator stay the same (as a user calls ``randomise`` repeatedly)."""
     key = (mechanism, repr(sorted(kwargs.items())), id(random_state))
     if _LAST.get("key") != key:
         _LAST.clear()
-        _LAST.update(key=key, mech=getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs))
+        _LAST.update(key=key, mech=seeded(getattr(dpl.mechanisms, mechanism), random_state, **kwargs))
     return _LAST["mech"]
 
 
@@ -78,20 +90,20 @@ def randomise_label(data, random_state, *, mechanism, labels, **kwargs):
 
 def select(data, random_state, *, mechanism, **kwargs):
     """An exponential-type selection whose utility vector is the (private) data."""
-    mech = getattr(dpl.mechanisms, mechanism)(utility=list(np.ravel(data)), random_state=random_state, **kwargs)
+    mech = seeded(getattr(dpl.mechanisms, mechanism), random_state, utility=list(np.ravel(data)), **kwargs)
     return [mech.randomise()]
 
 
 def eigenvector(data, random_state, *, epsilon, sensitivity):
     """Bingham's private first eigenvector of the symmetric matrix ``data``."""
-    mech = dpl.mechanisms.Bingham(epsilon=epsilon, sensitivity=sensitivity, random_state=random_state)
+    mech = seeded(dpl.mechanisms.Bingham, random_state, epsilon=epsilon, sensitivity=sensitivity)
     return mech.randomise(np.asarray(data, dtype=float))
 
 
 def query(data, random_state, *, function, capacity, **kwargs):
     """diffprivlib.tools.<function> on the data's values, everything it returns."""
-    out = getattr(dpl.tools, function)(np.ravel(data), random_state=random_state,
-                                       accountant=dpl.BudgetAccountant(), **kwargs)
+    out = seeded(partial(getattr(dpl.tools, function), np.ravel(data)), random_state,
+                 accountant=dpl.BudgetAccountant(), **kwargs)
     return released((out, capacity))
 
 
@@ -101,7 +113,8 @@ def histogram_query(data, random_state, *, function, capacity, **kwargs):
         args = (np.ravel(data),)
     else:
         args = (data[:, 0], data[:, 1]) if function == "histogram2d" else (data,)
-    out = getattr(dpl.tools, function)(*args, random_state=random_state, accountant=dpl.BudgetAccountant(), **kwargs)
+    out = seeded(partial(getattr(dpl.tools, function), *args), random_state, accountant=dpl.BudgetAccountant(),
+                 **kwargs)
     parts = [out[0]] + (list(out[1]) if function == "histogramdd" else list(out[1:]))
     return released(*((part, capacity) for part in parts))
 
@@ -138,7 +151,7 @@ def compose(data, random_state, *, k, epsilon, slack, sensitivity):
     out = []
     for _ in range(k):
         accountant.spend(epsilon, 0)
-        mech = dpl.mechanisms.Laplace(epsilon=epsilon, sensitivity=sensitivity, random_state=random_state)
+        mech = seeded(dpl.mechanisms.Laplace, random_state, epsilon=epsilon, sensitivity=sensitivity)
         out.append(mech.randomise(float(np.ravel(data)[0])))
     return out
 
@@ -148,8 +161,31 @@ def _label(params: Mapping[str, Any], keys) -> str:
     return ", ".join(f"{k}={params[k]!r}".replace("'", "") for k in keys if k in params)
 
 
+#: Parameters of the release functions that are not the library's own.
+_OWN = {"mechanism", "value", "labels", "function", "capacity", "model", "attributes", "supervised", "probe"}
+
+
+def _require_params(entry: str, params: Mapping[str, Any]) -> None:
+    """Raise :class:`NotInRelease` when the installed release's mechanism, tool or model takes no
+    parameter of that name (an older release: diffprivlib 0.4's Exponential has no ``monotonic``)."""
+    module, _, name = entry.partition(".")
+    target = getattr(getattr(dpl, module, None), name, None) if module in ("mechanisms", "tools", "models") else None
+    if target is None:
+        return
+    try:
+        accepted = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return
+    missing = [k for k in params if k not in _OWN and k not in accepted]
+    if missing:
+        raise NotInRelease(f"parameter {', '.join(missing)} of diffprivlib.{entry}")
+
+
 def _case(entry: str, point: str, release, params: Mapping[str, Any], claim, pairs, *, cost: str, width: int,
           rows: bool, relation: Relation, batch=None, reference=None, known: str = "", layout=()) -> Case:
+    _require_params(entry, params)
     scenario = (_scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation))
     mechanism = LibraryRelease(release, params, f"diffprivlib.{entry}({point})", claim, width + 1, batch=batch,
                                reference=reference)
@@ -169,7 +205,10 @@ def _primitive(name: str, grid, pairs_of, *, delta_text="", batch_of=None, value
     def build(point):
         params = {"mechanism": name, **({"value": value} if value != "float" else {}), **point}
         kwargs = {k: v for k, v in point.items()}
-        adapter = batch_of(point) if batch_of else None
+        try:
+            adapter = batch_of(point) if batch_of else None
+        except (TypeError, ValueError):  # a release the vectorized adapter does not know: one call a draw
+            adapter = None
         batch = None if adapter is None else partial(_adapter_batch, adapter)
         eps = point.get("epsilon", 0.0)
         claim = _claim(eps, point.get("delta", 0.0), REPLACE) if eps else ApproxDP(1e-9, point["delta"], REPLACE)
@@ -533,6 +572,6 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="diffprivlib", distribution="diffprivlib", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="import numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
-    helpers=(encode, released, fitted, mechanism_object),
+    script_header="from functools import partial\n\nimport numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
+    helpers=(encode, released, fitted, seeded, mechanism_object),
     seeded=True))
