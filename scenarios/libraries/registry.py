@@ -51,6 +51,19 @@ def _plugged_in() -> dict[str, str]:
     return {ep.name: ep.value.split(":")[0] for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _import_failure(name: str, exc: ImportError) -> str:
+    """Why a catalogue did not import: the extra to install, or, when the library is installed,
+    that this release does not import with what is installed here (not a missing extra)."""
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return str(exc)
+    cause = exc.__cause__ or exc
+    return (f"{name} {version} is installed but its catalogue cannot use it here ({type(cause).__name__}: "
+            f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}); sweep a release in an "
+            f"environment of its own with `dpaudit sweep {name}==VERSION`")
+
+
 def _older_release(name: str) -> str | None:
     """The catalogue module for an installed release older than the built-in catalogue, or None."""
     if name not in OLDER_RELEASES:
@@ -86,7 +99,10 @@ def library(name: str) -> Library:
             close = difflib.get_close_matches(name, library_names(), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"unknown library {name!r}: known are {', '.join(library_names())}{hint}")
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ImportError(_import_failure(name, exc)) from exc
         if name not in _REGISTRY:
             raise ValueError(f"module {module!r} did not register a library named {name!r}")
     return _REGISTRY[name]

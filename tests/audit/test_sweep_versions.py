@@ -152,3 +152,12 @@ def test_an_interrupted_range_writes_the_releases_done(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "versions.json").read_text())
     assert saved["finished"] is False and saved["rows"]["a [p]"]["cells"]["0.1.0"] == "ok"
     assert "**Unfinished**" in (tmp_path / "versions.md").read_text()
+
+
+def test_an_installed_library_whose_catalogue_cannot_import_is_not_called_a_missing_extra(monkeypatch):
+    from scenarios.libraries import registry
+
+    # numpy is installed; a catalogue module that fails to import it is not "install the extra".
+    monkeypatch.setitem(registry.BUILT_IN, "numpy", "json.no_such_catalogue")
+    with pytest.raises(ImportError, match=r"numpy \S+ is installed but its catalogue cannot use it.*numpy==VERSION"):
+        registry.library("numpy")
