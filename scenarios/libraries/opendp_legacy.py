@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.util
 import inspect
 from functools import partial
 from typing import Any, Mapping
@@ -53,6 +54,12 @@ def _module(*names: str):
     raise ImportError(f"none of {names} imports: OpenDP is older than 0.4, which this catalogue does not know")
 
 
+if importlib.util.find_spec("opendp") is not None and importlib.util.find_spec("opendp.prelude") is not None:
+    # The installed release has the prelude: scenarios.libraries.opendp is its catalogue, and this
+    # module's API (opendp.meas, carrier-type strings) is not there.
+    raise ModuleNotFoundError("scenarios.libraries.opendp_legacy is the catalogue of OpenDP releases before "
+                              "opendp.prelude; the installed release has it (use scenarios.libraries.opendp)",
+                              name="opendp.meas")
 mod = _module("opendp.mod")
 meas = _module("opendp.measurements", "opendp.meas")
 trans = _module("opendp.transformations", "opendp.trans")
