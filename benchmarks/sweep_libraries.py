@@ -57,7 +57,7 @@ def run_scripts(folder: Path) -> list[dict]:
         lines = result.stdout.strip().splitlines()
         found.append({"script": script.name, "status": result.returncode, "output": lines,
                       "shows_frequencies": len(lines) >= 2 and all(l.startswith("P[event | ") for l in lines[:2]),
-                      "exceeded": bool(lines) and lines[-1].endswith("exceeded"),
+                      "exceeded": any(line.endswith(": exceeded") for line in lines),
                       "seconds": time.perf_counter() - started, "stderr": result.stderr.strip()[-500:]})
     return found
 

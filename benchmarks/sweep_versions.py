@@ -1,27 +1,35 @@
 """Validation of ``dpaudit sweep`` against released versions with a documented, later fixed violation.
 
-For each target below, the buggy and the fixed release are each installed in a virtual environment
-of their own (``python -m venv``; the library pinned, with scikit-learn / numpy / scipy releases
-that support it and have wheels for the environment's Python), and the catalogue's affected entry is swept
-there with ``dpaudit sweep LIBRARY --entries ENTRY`` (dpaudit itself comes from this checkout, on
-``PYTHONPATH``).  The sweep must refute the target row on the buggy release and not on the fixed one.
+For each target below, the buggy and the fixed release are each swept by ``dpaudit sweep
+LIB==VERSION --entries ENTRY``: the release in a cached virtual environment of its own
+(:mod:`audit.sweep.releases`, ``~/.cache/dpaudit/envs``), with the pins it needs, and this
+checkout's unchanged catalogue.  The sweep must refute the target row on the buggy release and not
+on the fixed one.
 
 Targets:
 
 - **diffprivlib 0.4.0 → 0.4.1, LinearRegression** (IBM/differential-privacy-library#34, fixed by
-  PR #35, released in 0.4.1 by PR #36).  ``_construct_regression_obj`` calibrated the noise of the
-  objective's y² coefficient to ``np.abs(bounds_y[i]).max() ** 2`` — the lower-bound vector of
-  ``bounds_y`` instead of the target's own (lower, upper) pair — so when the noisy y-offset lies
-  near the lower bound the coefficient is released with almost no noise.  The fitted model keeps
-  the noisy objective (``_obj_coefs``), which a pickled model publishes.  The target row is the grid
-  point ``data=y only``: its pairs change one label and leave X alone, so no other calibration of
-  the objective is involved (the diagonal X² term, IBM/differential-privacy-library#105, is still
-  wrong in every release and is caught by the other grid point on both versions).
+  PR #35, released in 0.4.1).  ``_construct_regression_obj`` calibrated the noise of the objective's
+  y² coefficient to ``np.abs(bounds_y[i]).max() ** 2`` — the lower-bound vector of ``bounds_y``
+  instead of the target's own (lower, upper) pair.  The target row is the grid point ``data=y
+  only``: its pairs change one label and leave X alone (the diagonal X² term,
+  IBM/differential-privacy-library#105, is still wrong in every release and is caught by the other
+  grid point on both versions).
+- **OpenDP 0.4.0 → 0.5.0, make_base_laplace** (the 0.5.0 changelog's *Security* entry: the float
+  Laplace sampler replaced "to address precision-based attacks", Haney et al. 2022).  0.4 releases
+  v + noise rounded in floating point, so 1 + noise lies on the grid of multiples of 2^-53 while
+  noise alone does not: the coordinates statistic's grain view separates them.
+- **OpenDP 0.4.0 → 0.5.0, make_randomized_response_bool** (opendp/opendp#480, fixed by #481: the
+  0.5.0 changelog's "Fixed function in make_randomized_response_bool"; 0.4 could lie with the true value).
+- **OpenDP 0.14.0 → 0.15.0, make_randomized_response_bitvec** (opendp/opendp#2707, fixed by #2708:
+  the flip bits were sampled for all but the last bit, which was released as it is).
 
-Run ``python benchmarks/sweep_versions.py`` (``--budget small`` for a quick look); virtual
-environments are cached in ``--venvs`` (default ``~/.cache/dpaudit/sweep-venvs``).  Results:
-``benchmarks/results/sweep_versions.md`` and ``.json``, with the CPU time of each sweep and the
-machine's load.
+``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
+writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
+
+Run ``nice -n 5 python benchmarks/sweep_versions.py`` (``--budget small`` for a quick look).
+Results: ``benchmarks/results/sweep_versions.md`` and ``.json``, with the CPU time of each sweep
+and the machine's load.
 """
 
 from __future__ import annotations
@@ -32,16 +40,15 @@ import os
 import resource
 import subprocess
 import sys
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
-#: What dpaudit itself needs in each environment (pyproject.toml's dependencies).
-DPAUDIT_DEPS = ("statsmodels>=0.14,<0.15", "joblib>=1.3", "tqdm>=4.60", "threadpoolctl>=3.1", "jinja2>=3.1",
-                "tomli>=2.0; python_version < '3.11'")
+
+from audit.sweep.releases import ensure_environment, sweep_in_environment  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -52,106 +59,117 @@ class Target:
     entry: str
     point: str
     issue: str
-    pins: tuple[str, ...]
-    python: str = sys.executable
 
 
 TARGETS = (
     Target("diffprivlib", "0.4.0", "0.4.1", "models.LinearRegression", "data=y only",
-           "IBM/differential-privacy-library#34 (fixed by PR #35, released in 0.4.1)",
-           # diffprivlib 0.4 imports scikit-learn internals that 1.1 removed
-           # (linear_model._logistic._logistic_loss_and_grad, utils.fixes._joblib_parallel_args), and
-           # 1.0.2 has no wheel for Python 3.11: these environments use Python 3.10.  dpaudit needs
-           # scipy.special.betainccinv, which scipy has from 1.12.
-           ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.12.0"), python="python3.10"),
+           "IBM/differential-privacy-library#34 (fixed by PR #35, released in 0.4.1)"),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_laplace", "scale=1.0",
+           "OpenDP 0.5.0 changelog, Security: float Laplace replaced to address precision-based attacks"),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_randomized_response_bool", "prob=0.75",
+           "opendp/opendp#480, fixed by #481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
+    Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
+           "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
 )
 
 
-def _interpreter(name: str) -> str:
-    """An interpreter by path or name (``python3.10``), also found among pyenv's installed versions."""
-    if Path(name).is_file():
-        return name
-    version = name.removeprefix("python")
-    candidates = sorted(Path.home().glob(f".pyenv/versions/{version}*/bin/{name}"))
-    for found in [shutil.which(name), *map(str, candidates)]:
-        if found and subprocess.run([found, "-V"], capture_output=True).returncode == 0:
-            return found
-    raise FileNotFoundError(f"no {name} interpreter: install one (e.g. `pyenv install {version}`)")
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def environment(folder: Path, library: str, version: str, pins: tuple[str, ...], interpreter: str) -> Path:
-    """A virtual environment of ``interpreter`` with ``library==version``, the pins and dpaudit's
-    dependencies (cached)."""
-    path = folder / f"{library}-{version}"
-    python = path / "bin" / "python"
-    stamp = path / "dpaudit-ready"
-    if stamp.is_file():
-        return python
-    subprocess.run([_interpreter(interpreter), "-m", "venv", "--clear", str(path)], check=True)
-    command = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               *pins, f"{library}=={version}", *DPAUDIT_DEPS]
-    subprocess.run(command, check=True)
-    stamp.write_text(" ".join(command))
-    return python
-
-
-def sweep(python: Path, target: Target, out: Path, budget: str, seed: int) -> tuple[dict, float]:
-    """Run the sweep of the target's entry in ``python``'s environment; its document and CPU seconds."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([str(python), "-m", "audit", "sweep", target.library, "--entries", target.entry, "--budget",
-                    budget, "--out", str(out), "--no-progress", "--seed", str(seed), "--format", "json"],
-                   env=env, check=False, stdout=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads((out / "sweep.json").read_text()), cpu
+def sweep(target: Target, version: str, out: Path, budget: str, seed: int, reuse: bool) -> tuple[dict, int, float]:
+    """The target's entry swept on one release; its document, exit status and CPU seconds (with
+    ``reuse``, a finished sweep of the same budget and seed in ``out`` is read back instead)."""
+    stamp = Path(out) / "benchmark.json"
+    if reuse and stamp.is_file():
+        saved = json.loads(stamp.read_text())
+        if (saved["budget"], saved["seed"]) == (budget, seed) and saved["document"].get("finished", True):
+            return saved["document"], saved["status"], saved["cpu_s"]
+    python = ensure_environment(target.library, target.library, version, log=lambda line: print(line, flush=True))
+    before = _cpu()
+    status, document, last = sweep_in_environment(
+        python, target.library, ["--entries", target.entry, "--budget", budget, "--seed", str(seed), "--no-progress"],
+        out)
+    if document is None:
+        raise RuntimeError(f"{target.library}=={version}: no report ({last})")
+    cpu = _cpu() - before
+    stamp.write_text(json.dumps({"budget": budget, "seed": seed, "status": status, "cpu_s": cpu, "document": document}))
+    return document, status, cpu
 
 
 def _fmt(value) -> str:
     return "—" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def run_range(library: str, spec: str, budget: str, entries: list[str], out: Path) -> int:
+    """``dpaudit sweep LIB --versions SPEC``; its table goes to benchmarks/results/sweep_versions_LIB.md."""
+    command = [sys.executable, "-m", "audit.cli", "sweep", library, "--versions", spec, "--budget", budget,
+               "--out", str(out / f"range-{library}"), "--no-progress"] + (["--entries", *entries] if entries else [])
+    started, before = time.perf_counter(), _cpu()
+    status = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL).returncode
+    table = (out / f"range-{library}" / "versions.md").read_text()
+    note = (f"\n`{' '.join(['dpaudit', *command[3:]])}`: exit status {status}, {time.perf_counter() - started:.0f} s "
+            f"wall, {_cpu() - before:.0f} s CPU, 1-minute load {os.getloadavg()[0]:.1f} at the end.\n")
+    (RESULTS / f"sweep_versions_{library}.md").write_text(table + note)
+    print(table + note)
+    return status
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", choices=("small", "default"), default="default")
-    parser.add_argument("--venvs", type=Path, default=Path.home() / ".cache" / "dpaudit" / "sweep-venvs")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--only", nargs="*", help="library names whose targets run (default: all)")
+    parser.add_argument("--reuse", action="store_true", help="read back the targets already swept at this budget and seed")
+    parser.add_argument("--range", nargs=2, metavar=("LIB", "SPEC"), help="also sweep LIB over releases SPEC")
+    parser.add_argument("--range-entries", nargs="*", default=[], help="entries of the range sweep (default: all)")
+    parser.add_argument("--range-budget", choices=("small", "default"), default="small")
     args = parser.parse_args(argv)
     rows = []
     for target in TARGETS:
+        if args.only and target.library not in args.only:
+            continue
         for role, version in (("buggy", target.buggy), ("fixed", target.fixed)):
-            python = environment(args.venvs, target.library, version, target.pins, target.python)
             started = time.perf_counter()
-            document, cpu = sweep(python, target, args.out / "sweep_versions" / f"{target.library}-{version}",
-                                  args.budget, args.seed)
-            load = os.getloadavg()
+            document, status, cpu = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
+                                          / target.entry, args.budget, args.seed, args.reuse)
             for row in document["rows"]:
-                is_target = target.point in row["point"]
+                is_target = row["entry"] == target.entry and target.point in row["point"]
                 rows.append({"library": target.library, "version": version, "role": role, "issue": target.issue,
-                             "row": row["key"], "target": is_target, "verdict": row.get("verdict", "ERROR"),
-                             "epsilon_lb": row.get("epsilon_lb"), "known": row.get("known"),
-                             "cpu_s": cpu, "wall_s": time.perf_counter() - started, "load_1min": load[0],
-                             "budget": args.budget, "seed": args.seed, "error": row.get("error")})
+                             "row": row["key"], "target": is_target,
+                             "verdict": row.get("verdict") or row.get("status", "ERROR").upper(),
+                             "epsilon_lb": row.get("epsilon_lb"), "statistic": (row.get("witness") or {}).get("statistic"),
+                             "status": status, "cpu_s": cpu, "wall_s": time.perf_counter() - started,
+                             "load_1min": os.getloadavg()[0], "budget": args.budget, "seed": args.seed,
+                             "error": row.get("error") or row.get("reason")})
+    if not rows and args.range:  # only the range sweep was asked for: keep the targets' results
+        return run_range(args.range[0], args.range[1], args.range_budget, args.range_entries, args.out)
     targets = [r for r in rows if r["target"]]
-    met = all((r["verdict"] == "VIOLATED") == (r["role"] == "buggy") for r in targets) and bool(targets)
+    met = bool(targets) and all((r["verdict"] == "VIOLATED") == (r["role"] == "buggy") for r in targets)
     lines = [f"**Documented-and-fixed violations, swept on the buggy and the fixed release (budget "
              f"`{args.budget}`, seed {args.seed}; CPU seconds of each sweep, 1-minute load average beside it: the "
              "machine was shared)**", "",
-             "| library | version | role | row | target | verdict | ε_lb | expected | met | CPU s | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| library | version | role | row | target | verdict | ε_lb | statistic | expected | met | CPU s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         expected = ("VIOLATED" if r["role"] == "buggy" else "NOT_REFUTED") if r["target"] else "—"
         ok = ("yes" if r["verdict"] == expected else "**no**") if r["target"] else "—"
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
-                     f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {expected} | {ok} | {r['cpu_s']:.0f} | "
-                     f"{r['load_1min']:.1f} |")
-    lines += ["", "Target rows: " + "; ".join(sorted({f"{t.library} {t.entry} [{t.point}]: {t.issue}" for t in TARGETS}))]
+                     f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {expected} | {ok} | "
+                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {r['load_1min']:.1f} |")
+    lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
+                                              for t in TARGETS if not args.only or t.library in args.only)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "sweep_versions.md").write_text("\n".join(lines) + "\n")
     (args.out / "sweep_versions.json").write_text(json.dumps({"met": met, "rows": rows}, indent=1))
     print("\n".join(lines))
-    return 0 if met else 1
+    status = 0 if met else 1
+    if args.range:
+        range_status = run_range(args.range[0], args.range[1], args.range_budget, args.range_entries, args.out)
+        status = status or (0 if range_status in (0, 1) else range_status)
+    return status
 
 
 if __name__ == "__main__":

@@ -14,7 +14,13 @@ This statistic looks at each coordinate j alone, in two views:
   take depends on how it was computed (Mironov, CCS 2012; Jin et al., "Are we there yet? Timing
   and floating-point attacks on differential privacy systems", IEEE S&P 2022), and no smooth
   function of the value sees it; unlike the classifier statistic's bit features, this needs no
-  scikit-learn and looks at every coordinate of a wide output.
+  scikit-learn and looks at every coordinate of a wide output;
+- its **grain**: the exponent g of the largest power of two 2^g that divides x_j (x_j is a whole
+  multiple of 2^g and no coarser one), a categorical view too.  A value computed as v + noise in
+  floating point is rounded to the grid of its larger operand: 1 + Lap(1) is a multiple of 2^-53
+  wherever it lands, while Lap(1) alone falls between those points about a third of the time.
+  Which grid a released value lies on is then a perfect event, which neither the value nor a
+  fixed number of low bits shows (Mironov 2012).
 
 Every (coordinate, view) candidate is fitted on the first half of the training rows and scored on
 the second half by how much of the claim its threshold events use there
@@ -38,7 +44,7 @@ from .categorical import CategoricalStatistic, fit_categorical
 from .linear import LinearStatistic, combine_moments, chunk_moments, lda_statistic
 from .registry import FitContext, register_statistic
 
-__all__ = ["CoordinateStatistic", "fit_coordinates", "LOW_BITS"]
+__all__ = ["CoordinateStatistic", "fit_coordinates", "grain", "LOW_BITS"]
 
 #: Least significant bits of a coordinate's IEEE-754 pattern the bits view reads (2**LOW_BITS atoms).
 LOW_BITS = 10
@@ -48,6 +54,38 @@ _MIN_HALF = 8
 def _low_bits(column: np.ndarray) -> np.ndarray:
     words = (np.ascontiguousarray(column, dtype=np.float64) + 0.0).view(np.uint64)
     return (words & np.uint64((1 << LOW_BITS) - 1)).astype(np.float64).reshape(-1, 1)
+
+
+#: Atoms of the grain view: 0 for x = 0, g + _GRAIN_OFFSET for a finite x ≠ 0 (g ≥ −1074), and
+#: the last for a non-finite x.
+_GRAIN_OFFSET = 1075
+_GRAIN_ATOMS = 2 * _GRAIN_OFFSET + 2
+
+
+def grain(column: np.ndarray) -> np.ndarray:
+    """The exponent g of the largest power of two dividing each value (module docstring), as
+    floats; ``-inf`` for 0 and ``nan`` for a non-finite value.
+
+    x = m·2^e with 0.5 ≤ |m| < 1 (:func:`numpy.frexp`, exact, subnormals included); M = |m|·2^53 is
+    the integer significand and t its trailing zero bits, so x = ±(M / 2^t)·2^(e − 53 + t) with an
+    odd integer M / 2^t: g = e − 53 + t.
+    """
+    x = np.ascontiguousarray(column, dtype=np.float64).ravel()
+    out = np.full(x.shape, np.nan)
+    finite = np.isfinite(x)
+    out[finite & (x == 0)] = -np.inf
+    nonzero = finite & (x != 0)
+    mantissa, exponent = np.frexp(x[nonzero])
+    significand = (np.abs(mantissa) * 2.0 ** 53).astype(np.uint64)
+    lowest = significand & (~significand + np.uint64(1))
+    out[nonzero] = exponent - 53 + np.log2(lowest.astype(np.float64))
+    return out
+
+
+def _grain_atoms(column: np.ndarray) -> np.ndarray:
+    g = grain(column)
+    atoms = np.where(np.isnan(g), _GRAIN_ATOMS - 1, np.where(np.isinf(g), 0, g + _GRAIN_OFFSET))
+    return atoms.astype(np.float64).reshape(-1, 1)
 
 
 @dataclass(frozen=True)
@@ -62,13 +100,16 @@ class CoordinateStatistic(Statistic):
 
     def _column(self, outputs: np.ndarray) -> np.ndarray:
         column = outputs[:, self.index]
+        if self.view == "grain":
+            return _grain_atoms(column)
         return _low_bits(column) if self.view == "bits" else column.reshape(-1, 1)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.inner(self._column(outputs))
 
     def describe(self, threshold: float) -> str:
-        what = f"output[{self.index}]" if self.view == "value" else f"low {LOW_BITS} bits of output[{self.index}]"
+        what = {"value": f"output[{self.index}]", "bits": f"low {LOW_BITS} bits of output[{self.index}]",
+                "grain": f"grain (largest power of two dividing) of output[{self.index}]"}[self.view]
         return f"{what}: {self.inner.describe(threshold)}"
 
     def to_dict(self) -> dict:
@@ -78,8 +119,8 @@ class CoordinateStatistic(Statistic):
 def _fit_view(base: np.ndarray, neighbour: np.ndarray, index: int, view: str) -> Optional[Statistic]:
     if view == "value":
         return fit_binned(base[:, index], neighbour[:, index])
-    atoms0, atoms1 = count_atoms(_low_bits(base[:, index]), 1 << LOW_BITS), count_atoms(
-        _low_bits(neighbour[:, index]), 1 << LOW_BITS)
+    read, limit = (_grain_atoms, _GRAIN_ATOMS) if view == "grain" else (_low_bits, 1 << LOW_BITS)
+    atoms0, atoms1 = count_atoms(read(base[:, index]), limit), count_atoms(read(neighbour[:, index]), limit)
     if atoms0 is None or atoms1 is None:
         return None
     return fit_categorical(atoms0, atoms1)
@@ -91,7 +132,7 @@ def _views(column: np.ndarray) -> tuple[str, ...]:
     distinct = np.unique(column).size
     # Low bits say something only about values that are not few and not small integers.
     bits = distinct > 16 and not np.all(column == np.round(column))
-    return ("value", "bits") if bits else ("value",)
+    return ("value", "bits", "grain") if bits else ("value",)
 
 
 def fit_coordinates(base: np.ndarray, neighbour: np.ndarray, claim) -> tuple[Statistic, dict]:
@@ -132,5 +173,5 @@ def _fit(base, neighbour, context: FitContext):
 
 
 register_statistic("coordinates", _fit, raw_rows=True, moments=lambda output_dim: False,
-                   summary="the one coordinate of a vector output (its value, or its low-order bits) that "
+                   summary="the one coordinate of a vector output (its value, its low-order bits or its grain) that "
                            "separates the sides best on held-out training draws")

@@ -10,8 +10,13 @@ claim allows (P[E | D′] ≤ e^ε·P[E | D] + δ).
 **Which event.**  The audit certifies an event of its test statistic, which may be a learned score
 that plain numpy cannot restate.  The script's event is chosen by :func:`readable_event` among
 simple events of the released vector — one coordinate above or below a threshold, or equal to a
-value — on fresh draws of the witness pair (seeded apart from the audit's), as the one that
-exceeds the claim's allowance by the most after a pessimistic correction.  The script's own draws
+value — and, where the separation is in the bit patterns (a floating-point noise sampler that
+does not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
+``LOW_BITS`` bits of one coordinate's IEEE-754 pattern falling in a set, which the script carries
+with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded
+apart from the audit's), as the event that exceeds the claim's allowance by the most after a
+pessimistic correction; a set of bit patterns is ranked on one half of those draws and scored on
+the other, so the choice is not scored on the draws that made it.  The script's own draws
 are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
 numbers are the sweep report's.
 """
@@ -26,7 +31,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Event", "readable_event", "script_text", "REPRO_DRAWS", "SCRIPT_DRAWS"]
+from ..statistics.coordinates import LOW_BITS, grain
+
+__all__ = ["Event", "readable_event", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300}
@@ -44,14 +51,69 @@ class Event:
 
     index: int
     op: str
-    value: float
+    value: Any
     more_likely: str
     p_base: float
     p_neighbour: float
     excess: float
+    weights: tuple = ()
 
     def code(self) -> str:
+        if self.op.startswith("projection"):
+            return f"float(np.dot(W, output)) {self.op.split()[1]} {self.value!r}"
+        if self.op == "bits in":
+            return f"low_bits(output[{self.index}]) in EVENT_BITS"
+        if self.op.startswith("grain"):
+            return f"grain(output[{self.index}]) {self.op.split()[1]} {self.value!r}"
         return f"output[{self.index}] {self.op} {self.value!r}"
+
+
+def low_bits(column: np.ndarray) -> np.ndarray:
+    """The low ``LOW_BITS`` bits of each value's IEEE-754 pattern (−0.0 read as +0.0), as integers."""
+    words = (np.ascontiguousarray(column, dtype=np.float64) + 0.0).view(np.uint64)
+    return (words & np.uint64((1 << LOW_BITS) - 1)).astype(np.int64)
+
+
+def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> float:
+    """``hi − ratio·lo − δ`` with each frequency moved one binomial standard deviation against it."""
+    return (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
+        ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+
+
+def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
+    """``grain(output[index]) <= g`` and ``>= g``: which grid of powers of two the value lies on
+    (:func:`audit.statistics.coordinates.grain`; 0 reads as −inf, a non-finite value as nan)."""
+    a, b = grain(base[:, index]), grain(neighbour[:, index])
+    values = np.unique(np.concatenate([a, b])[np.isfinite(np.concatenate([a, b]))])
+    for value in values[:: max(1, values.size // _MAX_THRESHOLDS)]:
+        for op, holds in (("grain <=", lambda x: x <= value), ("grain >=", lambda x: x >= value)):
+            p0, p1 = float(holds(a).mean()), float(holds(b).mean())
+            for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+                raw = hi - ratio * lo - delta
+                if raw > 0:
+                    yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, float(value), more, p0, p1, raw)
+
+
+def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
+    """Sets of low-bit patterns of coordinate ``index``: ranked by likelihood ratio on the first
+    half of the draws, each prefix (1, 2, 4, ... patterns) scored on the second half."""
+    size = 1 << LOW_BITS
+    a, b = low_bits(base[:, index]), low_bits(neighbour[:, index])
+    ha, hb = a.size // 2, b.size // 2
+    c0 = np.bincount(a[:ha], minlength=size) + 0.5
+    c1 = np.bincount(b[:hb], minlength=size) + 0.5
+    for more, order in (("D'", np.argsort(-(c1 / c0), kind="stable")), ("D", np.argsort(-(c0 / c1), kind="stable"))):
+        k = 1
+        while k <= size:
+            chosen = order[:k]
+            p0 = float(np.isin(a[ha:], chosen).mean())
+            p1 = float(np.isin(b[hb:], chosen).mean())
+            hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
+            raw = hi - ratio * lo - delta
+            if raw > 0:
+                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                    index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
+            k *= 2
 
 
 def _candidates(column: np.ndarray) -> list[tuple[str, float]]:
@@ -71,9 +133,12 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
     return column >= value if op == ">=" else column <= value
 
 
-def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float) -> Optional[Event]:
+def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
+                   projections: Sequence[Sequence[float]] = ()) -> Optional[Event]:
     """The simple event of the module docstring on draws ``base`` (n, k) and ``neighbour`` (n, k).
 
+    ``projections`` are weight vectors of length k the audit's statistic used (a Fisher
+    discriminant): a threshold on ``w · output`` is a candidate too, and the script carries ``w``.
     Each candidate's frequencies are moved one binomial standard deviation against it before
     scoring, so an event resting on a handful of draws does not win by luck; returns None when
     no candidate exceeds the claim's allowance even before that correction.
@@ -82,6 +147,22 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     pooled = np.concatenate([base, neighbour])
     best, best_score = None, -math.inf
     ratio = math.exp(min(epsilon, 700.0))
+    for weights in projections:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (pooled.shape[1],) or not np.all(np.isfinite(w)):
+            continue
+        a, b = base @ w, neighbour @ w
+        for op, value in _candidates(np.concatenate([a, b])):
+            if op == "==":
+                continue
+            p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
+            for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
+                if hi - ratio * lo - delta > 0:
+                    score = _score(hi, lo, n_hi, n_lo, ratio, delta)
+                    if score > best_score:
+                        best_score = score
+                        best = Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
+                                     tuple(float(x) for x in w))
     for index in range(pooled.shape[1]):
         if np.all(pooled[:, index] == pooled[0, index]):
             continue
@@ -92,11 +173,18 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
                 raw = hi - ratio * lo - delta
                 if raw <= 0:
                     continue
-                score = (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
-                    ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+                score = _score(hi, lo, n_hi, n_lo, ratio, delta)
                 if score > best_score:
                     best_score = score
                     best = Event(index, op, value, more, p0, p1, raw)
+        column = pooled[:, index]
+        finite = column[np.isfinite(column)]
+        # Bit patterns say something only about values that are not few and not small integers.
+        if np.unique(finite).size > 16 and not np.all(finite == np.round(finite)):
+            for score, event in [*_bits_events(base, neighbour, index, ratio, delta),
+                                 *_grain_events(base, neighbour, index, ratio, delta)]:
+                if score > best_score:
+                    best_score, best = score, event
     return best
 
 
@@ -111,6 +199,47 @@ def _literal(array: np.ndarray) -> str:
     """``np.array([...])`` source that gives back ``array`` exactly (float reprs round-trip)."""
     text = repr(np.asarray(array, dtype=np.float64).tolist()).replace("nan", "np.nan").replace("inf", "np.inf")
     return f"np.array({text})"
+
+
+def _bits_source(event: Event) -> str:
+    """The bits view (a set of low-bit patterns), the grain or the projection a script carries when
+    its event reads it."""
+    if event.op.startswith("projection"):
+        return f"W = np.array({list(event.weights)!r})  # the audit's Fisher discriminant\n\n\n"
+    if event.op.startswith("grain"):
+        return ("def grain(value):\n"
+                "    \"\"\"The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan\n"
+                "    for inf or nan): value = m * 2**e with 0.5 <= |m| < 1, M = |m| * 2**53 its integer significand,\n"
+                "    t the trailing zero bits of M, g = e - 53 + t.\"\"\"\n"
+                "    value = float(value)\n"
+                "    if value != value or value in (float('inf'), float('-inf')):\n"
+                "        return float('nan')\n"
+                "    if value == 0.0:\n"
+                "        return float('-inf')\n"
+                "    m, e = np.frexp(value)\n"
+                "    significand = int(abs(m) * 2.0 ** 53)\n"
+                "    return e - 53 + ((significand & -significand).bit_length() - 1)\n\n\n")
+    if event.op != "bits in":
+        return ""
+    return (f"LOW_BITS = {LOW_BITS}\n"
+            f"EVENT_BITS = frozenset({list(event.value)!r})  # low-bit patterns more likely under {event.more_likely}\n\n\n"
+            "def low_bits(value):\n"
+            "    \"\"\"The low LOW_BITS bits of the IEEE-754 pattern of a double (-0.0 read as +0.0).\"\"\"\n"
+            "    word = (np.array([value], dtype=np.float64) + 0.0).view(np.uint64)[0]\n"
+            "    return int(word) & ((1 << LOW_BITS) - 1)\n"
+            "\n\n")
+
+
+def _describe(event: Event) -> str:
+    if event.op == "bits in":
+        return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are one of "
+                f"{len(event.value)} patterns (EVENT_BITS below)")
+    if event.op.startswith("projection"):
+        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose"
+    if event.op.startswith("grain"):
+        return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
+                "(which grid of doubles the released value lies on)")
+    return event.code()
 
 
 def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: dict, base: np.ndarray,
@@ -129,7 +258,7 @@ def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: di
 This script uses the library's own API and numpy only.  It releases N times on each of two
 neighbouring datasets and prints how often one event of the released vector happens on each.
 {layout}
-Event: {event.code()}  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: {_describe(event)}  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 {header.rstrip()}
 
@@ -145,7 +274,7 @@ N = {draws}
 EPSILON, DELTA = {epsilon!r}, {delta!r}  # the library's claim, at its reference delta
 
 
-def draw(data, random_state):
+{_bits_source(event)}def draw(data, random_state):
     """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
     try:
         return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
@@ -166,4 +295,5 @@ if __name__ == "__main__":
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
     print(f"the claim allows P[event | {hi}] <= e^eps * {{q:.4f}} + delta = {{allowed:.4f}}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {{p - allowed:+.4f}}")
 '''

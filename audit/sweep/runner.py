@@ -9,7 +9,14 @@ Each finished row is written at once to ``OUT/rows/<slug>.json`` (atomically), a
 checkpoints its progress in ``OUT/checkpoints/``; with ``resume=True`` a rerun keeps every saved
 row whose fingerprint (case, claim, samples, seed, confidence, library version, engine) matches
 and continues the unfinished audits from their checkpoints.  Without it the three folders are
-cleared first.  For each VIOLATED row a reproduction script is written to ``OUT/repro/``
+cleared first.  An interrupted sweep (Ctrl-C) still writes ``sweep.json`` (``finished`` false)
+and ``sweep.md`` for the rows done, then raises :class:`SweepInterrupted`, whose message says how
+many rows finished and that ``resume=True`` (``--resume``) continues.
+
+An entry whose public names the installed release lacks (:func:`scenarios.libraries.missing_api`),
+or a grid point whose ``build`` raises :class:`scenarios.libraries.NotInRelease`, is a row "not in
+this release" (status ``absent``): it is reported, not planned, and counts in no error control.
+For each VIOLATED row a reproduction script is written to ``OUT/repro/``
 (:mod:`audit.sweep.repro`).  The whole sweep is then written as ``sweep.json`` and ``sweep.md``.
 """
 
@@ -27,18 +34,20 @@ import numpy as np
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
+from scenarios.libraries import NotInRelease, missing_api
 from scenarios.libraries import library as find_library
 
 from ..checkpoint import write_atomic
 from ..settings import AuditSettings
 from ..executor import quiet_abandoned_tasks
 from ..version import __version__
-from .plan import BUDGETS, PlannedRow, plan_rows
+from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
 from .rows import audit_row, row_fingerprint, save_row
 from .table import sweep_markdown
 
-__all__ = ["run_sweep", "DEFAULT_OUT", "DEFAULT_CONFIDENCE", "DEFAULT_SEED", "SWEEP_BACKENDS"]
+__all__ = ["run_sweep", "DEFAULT_OUT", "DEFAULT_CONFIDENCE", "DEFAULT_SEED", "SWEEP_BACKENDS", "SweepInterrupted",
+           "sweep_counts"]
 
 #: The probability that no claim that holds is reported VIOLATED anywhere in a sweep, by default:
 #: the audits' own default confidence (:class:`audit.settings.AuditSettings`).
@@ -49,6 +58,68 @@ DEFAULT_SEED = 2026
 DEFAULT_OUT = "dpaudit-sweep"
 #: Where rows may run: joblib's process and thread backends, or a Dask cluster.
 SWEEP_BACKENDS = ("loky", "multiprocessing", "threading", "dask")
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C after writing the report of the rows done; ``document`` is that
+    report (``finished`` false) and the message says how to continue."""
+
+    def __init__(self, message: str, document: dict) -> None:
+        super().__init__(message)
+        self.document = document
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def sweep_counts(rows: Sequence[dict]) -> dict:
+    """How many row records are VIOLATED, NOT_REFUTED, ERROR (audited nothing) and absent (not in
+    this release)."""
+    counts = {"violated": 0, "not_refuted": 0, "error": 0, "absent": 0}
+    for row in rows:
+        status = row.get("status")
+        if status == "absent":
+            counts["absent"] += 1
+        elif status == "error" or row.get("verdict") is None:
+            counts["error"] += 1
+        else:
+            counts["violated" if row["verdict"] == "VIOLATED" else "not_refuted"] += 1
+    return counts
+
+
+def _point_label(point: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in dict(point).items()) or "—"
+
+
+def _absent(library: str, version: Optional[str], entry: Any, point: str, reason: str) -> dict:
+    key = f"{entry.name} [{point}]"
+    return {"key": key, "slug": row_slug(key), "library": library, "version": version, "entry": entry.name,
+            "point": point, "status": "absent", "reason": reason,
+            "claim": entry.claim_text if len(entry.claim_text) <= 60 else entry.claim_text[:59] + "…",
+            "relation": entry.relation.value}
+
+
+def _build(selected: tuple, library: str, version: Optional[str]) -> tuple[tuple, list[dict]]:
+    """The cases of the selected entries the release has, and a record for each one it lacks."""
+    cases, absent = [], []
+    for entry in selected:
+        reason = missing_api(entry.api)
+        if reason is not None:
+            absent.append(_absent(library, version, entry, "*", reason))
+            continue
+        built = []
+        for point in entry.grid:
+            try:
+                built.append(entry.build(point))
+            except NotInRelease as exc:
+                text = str(exc)
+                absent.append(_absent(library, version, entry, _point_label(point),
+                                      text if text.startswith("not in this release") else f"not in this release: {text}"))
+        labels = [case.point for case in built]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"{entry.name}: grid point labels repeat: {labels}")
+        cases += built
+    return tuple(cases), absent
 
 
 def _select(entries: tuple, patterns: Optional[Sequence[str]]) -> tuple:
@@ -72,6 +143,17 @@ def _witness_datasets(record: dict, case) -> Optional[tuple[np.ndarray, np.ndarr
     return None
 
 
+def _projections(record: dict, label: str) -> list:
+    """The weight vectors of the linear statistic the audit trained for the witness pair, if any."""
+    report = record.get("report") or {}
+    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
+    stats = (report.get("statistic") or {}).get("pairs") or []
+    if label not in labels or labels.index(label) >= len(stats):
+        return []
+    weights = stats[labels.index(label)].get("weights")
+    return [weights] if weights else []
+
+
 def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     """The reproduction script of a VIOLATED row, or None (with a reason in the record)."""
     case = row.case
@@ -87,17 +169,18 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         b = case.mechanism(neighbour, draws, rng)
     delta = float(case.claim.reference_delta)
     epsilon = float(case.claim.epsilon_at(delta))
-    event = readable_event(a, b, epsilon, delta)
+    event = readable_event(a, b, epsilon, delta, projections=_projections(record, label))
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
                          "the audit's certified event is in the report"}
     n = script_draws(event, case.cost)
     layout = ""
+    coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if case.layout:
         blocks = ", ".join(f"{name}" + ("" if cap is None else f" (capacity {cap})") for name, cap in case.layout)
+        which = "The event reads" if event.index < 0 else f"output[{event.index}] is"
         layout = (f"\nThe released vector holds, in order: {blocks}; each block of capacity c is "
-                  f"[size, leading dimension, non-finite count, c values].\noutput[{event.index}] is "
-                  f"{case.coordinate(event.index)}.\n")
+                  f"[size, leading dimension, non-finite count, c values].\n{which} {coordinate}.\n")
     report = record.get("report") or {}
     finding = (f"The sweep of {lib_info['name']} {record.get('version')} (dpaudit {__version__}, "
                f"{lib_info['date']}) reported VIOLATED for {case.entry} [{case.point}], which claims "
@@ -110,7 +193,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
                        title=f"Reproduce: {lib_info['name']} {case.key}", finding=finding,
                        seeded=lib_info["seeded"], layout=layout,
                        width=case.mechanism.output_dim - 1 if hasattr(case.mechanism, "output_dim") else 0)
-    return {"text": text, "event": event.code(), "coordinate": case.coordinate(event.index),
+    return {"text": text, "event": event.code(), "coordinate": coordinate,
             "more_likely_under": event.more_likely, "choosing_frequencies": [event.p_base, event.p_neighbour],
             "draws": n}
 
@@ -210,7 +293,7 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     catalogue = lib.entries()
     coverage = lib.coverage(catalogue)
     selected = _select(catalogue, entries)
-    cases = tuple(case for entry in selected for case in entry.cases())
+    cases, absent = _build(selected, lib.name, version)
     rows = plan_rows(cases, library=lib.name, budget=budget, confidence=confidence, seed=seed, samples=samples,
                      statistic=statistic)
     out = Path(out)
@@ -232,6 +315,8 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",
                disable=not progress)
     by_slug = {row.slug: row for row in rows}
+    settings = {"budget": budget, "samples": samples, "statistic": statistic, "confidence": confidence, "seed": seed,
+                "entries": entries, "date": date}
     try:
         for record in _stream(todo, lib_info, out, n_jobs, backend, scheduler):
             row = by_slug[record["slug"]]
@@ -245,20 +330,43 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
             records[row.slug] = record
             bar.set_postfix_str(f"{record.get('verdict', record.get('status'))}: {row.case.key}"[:60])
             bar.update(1)
+    except KeyboardInterrupt:
+        bar.close()
+        document = _document(lib, version, catalogue, coverage, rows, records, absent, settings, finished=False)
+        _write(out, document)
+        done = sum(1 for row in rows if row.slug in records)
+        raise SweepInterrupted(
+            f"dpaudit: interrupted: {done} of {len(rows)} rows finished and saved in {out / 'rows'} (their report: "
+            f"{out / 'sweep.md'}, {out / 'sweep.json'}); the unfinished audits' progress is in "
+            f"{out / 'checkpoints'}; rerun the same command with --resume to continue", document) from None
     finally:
         bar.close()
 
-    document = {
-        "library": lib.name, "version": version, "date": date, "dpaudit": __version__, "budget": budget,
-        "samples_override": samples, "statistic_override": None if statistic is None else str(statistic),
-        "confidence": confidence, "error_control": "bonferroni",
-        "rows_planned": len(rows), "row_confidence": rows[0].confidence if rows else None, "seed": seed,
+    document = _document(lib, version, catalogue, coverage, rows, records, absent, settings, finished=True)
+    _write(out, document)
+    return document
+
+
+def _document(lib: Any, version: Optional[str], catalogue: tuple, coverage: Any, rows: Sequence[PlannedRow],
+              records: dict, absent: list[dict], settings: dict, *, finished: bool) -> dict:
+    """The sweep document: settings, coverage, the records of the rows done, then the absent rows."""
+    done = [{k: v for k, v in records[row.slug].items() if k != "report"} for row in rows if row.slug in records]
+    samples, statistic, entries = settings["samples"], settings["statistic"], settings["entries"]
+    return {
+        "library": lib.name, "version": version, "date": settings["date"], "dpaudit": __version__,
+        "budget": settings["budget"], "samples_override": samples,
+        "statistic_override": None if statistic is None else str(statistic),
+        "confidence": settings["confidence"], "error_control": "bonferroni",
+        "rows_planned": len(rows), "row_confidence": rows[0].confidence if rows else None, "seed": settings["seed"],
         "entries_selected": list(entries) if entries else None,
+        "finished": finished, "rows_done": len(done), "counts": sweep_counts(done + absent),
         "coverage": coverage.to_dict(),
         "entries": [{"name": e.name, "api": list(e.api), "kind": e.kind, "claim": e.claim_text,
                      "relation": e.relation.value, "grid_points": len(e.grid)} for e in catalogue],
-        "rows": [{k: v for k, v in records[row.slug].items() if k != "report"} for row in rows],
+        "rows": done + absent,
     }
+
+
+def _write(out: Path, document: dict) -> None:
     write_atomic(out / "sweep.json", json.dumps(document, indent=1, default=str).encode())
     write_atomic(out / "sweep.md", sweep_markdown(document).encode())
-    return document

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ..render.text import format_number
 
-__all__ = ["sweep_markdown", "row_cells", "COLUMNS"]
+__all__ = ["sweep_markdown", "row_cells", "COLUMNS", "ABSENT"]
 
 COLUMNS = ("entry", "grid point", "claim", "verdict", "ε_lb", "δ_lb", "μ_lb", "statistic", "pair", "known issue",
            "repro")
@@ -20,7 +20,13 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+#: What the table shows for a row the installed release lacks (neither a verdict nor an error).
+ABSENT = "not in this release"
+
+
 def _verdict(record: dict) -> str:
+    if record.get("status") == "absent":
+        return ABSENT
     if record.get("status") == "error":
         return "ERROR"
     verdict = record.get("verdict", "—")
@@ -34,9 +40,9 @@ def row_cells(record: dict) -> list[str]:
     witness = record.get("witness") or {}
     script = record.get("repro") or {}
     repro = f"[script]({script['path']})" if script.get("path") else ("—" if not script else "no script")
-    if record.get("status") == "error":
+    if record.get("status") in ("error", "absent"):
         bounds = ["—"] * 3
-        statistic, pair = "—", _cell(record.get("error", ""))[:160]
+        statistic, pair = "—", _cell(record.get("error") or record.get("reason") or "")[:160]
     else:
         bounds = [format_number(record.get(k), 4, "—") for k in ("epsilon_lb", "delta_lb", "mu_lb")]
         statistic, pair = _cell(witness.get("statistic") or "—"), _cell(witness.get("pair") or "—")
@@ -60,6 +66,10 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
     title = title or f"dpaudit sweep: {document['library']} {document['version']}"
     coverage = document["coverage"]
     violated = [r for r in records if r.get("verdict") == "VIOLATED"]
+    errors, absent = _count(records, "ERROR"), _count(records, ABSENT)
+    unfinished = ([f"- **unfinished**: interrupted after {document.get('rows_done', len(records))} of "
+                   f"{document['rows_planned']} rows; rerun the same command with `--resume` to continue", ""]
+                  if document.get("finished") is False else [])
     lines = [
         f"# {title}", "",
         f"- library: {document['library']} {document['version']}; swept on {document['date']} with dpaudit "
@@ -68,12 +78,15 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
         f"{format_number(document['row_confidence'], 6)}), so the probability that any claim that holds is "
         f"reported VIOLATED is at most {format_number(1 - document['confidence'], 3)}",
         f"- verdicts: {len(violated)} VIOLATED, {_count(records, 'NOT_REFUTED')} NOT_REFUTED, "
-        f"{_count(records, 'NOT_REFUTED (limit)')} NOT_REFUTED (limit), {_count(records, 'ERROR')} ERROR",
+        f"{_count(records, 'NOT_REFUTED (limit)')} NOT_REFUTED (limit), {errors} ERROR"
+        + (f", {absent} not in this release" if absent else ""),
+        f"- {errors} of {len(records) - absent} rows audited nothing (ERROR)" + (": the sweep fails" if errors else ""),
         f"- coverage: {len(coverage['covered'])} public names audited, {len(coverage['excluded'])} left out with a "
         f"reason, {len(coverage['unaccounted'])} unaccounted ({format_number(100 * coverage['fraction'], 3)}% of "
-        "the public DP entries audited)", "",
+        "the public DP entries audited)", "", *unfinished,
         "`NOT_REFUTED (limit)`: even a release that told the two datasets apart every time could not refute "
-        "the claim at this budget. `ERROR`: the row could not run (the reason is in the pair column).", "",
+        "the claim at this budget. `ERROR`: the row could not run and audited nothing (the reason is in the pair "
+        f"column). `{ABSENT}`: the installed release lacks the entry or the parameter (not planned, no error).", "",
     ]
     lines += _table(records)
     lines += ["", "## Coverage of the public API", ""]

@@ -15,6 +15,7 @@ its reason (not DP, not auditable as a black box, not yet written).
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
@@ -22,7 +23,7 @@ from typing import Any, Callable, Mapping, Optional
 from mechanisms.adapters.released import HEADER
 from mechanisms.claims import Claim, Relation, as_relation
 
-__all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS"]
+__all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api"]
 
 #: What an entry is.
 KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator")
@@ -32,6 +33,46 @@ KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator
 COSTS = ("batch", "call", "query", "fit")
 #: Why a public name is not in the catalogue.
 REASONS = ("not DP", "not auditable as a black box", "not yet written", "covered through another entry")
+
+
+class NotInRelease(Exception):
+    """Raised by an entry's ``build`` (or found by :func:`missing_api`) when the installed release
+    lacks the name or the parameter a grid point needs: the sweep reports that row as "not in
+    this release", which is neither a verdict nor an error, and does not plan it."""
+
+
+def _resolves(name: str) -> Optional[bool]:
+    """Whether the dotted ``name`` exists in the installed packages; None when its top-level
+    package does not import (then the name is a label, not a path, and nothing is decided)."""
+    parts = name.split(".")
+    try:
+        target: Any = importlib.import_module(parts[0])
+    except Exception:  # noqa: BLE001 - a label, or a package that does not import: undecided
+        return None
+    for index in range(1, len(parts)):
+        try:
+            target = getattr(target, parts[index])
+            continue
+        except AttributeError:
+            pass
+        try:
+            target = importlib.import_module(".".join(parts[: index + 1]))
+        except Exception:  # noqa: BLE001 - not a module either: the name is absent
+            return False
+    return True
+
+
+def missing_api(names: tuple[str, ...]) -> Optional[str]:
+    """Why an entry covering the public ``names`` is not in the installed release, or None.
+
+    An entry is absent when none of its names resolves while their packages import (a release
+    older than the name, or one that removed it).  Names whose top-level package does not import
+    are labels and decide nothing.
+    """
+    found = [_resolves(name) for name in names]
+    if any(f is True for f in found) or not any(f is False for f in found):
+        return None
+    return "not in this release: " + ", ".join(n for n, f in zip(names, found) if f is False) + " not found"
 
 
 def _check_text(name: str, value: Any) -> str:

@@ -35,6 +35,7 @@ installed release); Bun & Steinke (2016), "Concentrated differential privacy", P
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 import warnings
 from functools import partial
@@ -47,7 +48,7 @@ from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import ApproxDP, PureDP, Relation, ZCDP
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, NotInRelease
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -57,6 +58,15 @@ dp.enable_features("contrib")
 __all__ = ["LIBRARY", "release", "measurement", "convert", "flatten"]
 
 REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
+#: The release line whose API this catalogue is written against.
+CATALOGUE_RELEASE = "0.16."
+
+
+def _installed_release() -> str:
+    try:
+        return importlib.metadata.version("opendp")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 #: δ at which a profile (smoothed max divergence) is stated as one (ε, δ) claim.
 PROFILE_DELTA = 1e-6
 _CACHE: dict = {}
@@ -64,28 +74,36 @@ _KEYS = ("a", "b", "c")
 
 
 # -- builders: each returns an OpenDP measurement (their source goes into reproduction scripts) -----
+def atom(nan=None, **kwargs):
+    """dp.atom_domain(**kwargs), excluding NaN where the release can say so (``nan=`` came in 0.12)."""
+    code = dp.atom_domain.__code__
+    if nan is not None and "nan" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        kwargs["nan"] = nan
+    return dp.atom_domain(**kwargs)
+
+
 def scalar_noise(name, scale, T="float", output_measure=None, **extra):
     """dp.m.<name> on one value: atom_domain(T) with absolute_distance(T)."""
-    domain = dp.atom_domain(T=T, nan=False) if T == "float" else dp.atom_domain(T=T)
+    domain = atom(T=T, nan=False) if T == "float" else dp.atom_domain(T=T)
     args = (domain, dp.absolute_distance(T=T)) + ((getattr(dp, output_measure)(),) if output_measure else ())
     return getattr(dp.m, name)(*args, scale=scale, **extra)
 
 
 def vector_noise(name, scale, metric, T="float", **extra):
     """dp.m.<name> on a vector of values with an l1 / l2 metric."""
-    domain = dp.vector_domain(dp.atom_domain(T=T, nan=False) if T == "float" else dp.atom_domain(T=T))
+    domain = dp.vector_domain(atom(T=T, nan=False) if T == "float" else dp.atom_domain(T=T))
     return getattr(dp.m, name)(domain, getattr(dp, metric)(T=T), scale=scale, **extra)
 
 
 def canonical(d_in, epsilon, delta):
     """dp.m.make_canonical_noise on one value, calibrated to (epsilon, delta) at d_in."""
-    return dp.m.make_canonical_noise(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+    return dp.m.make_canonical_noise(atom(T=float, nan=False), dp.absolute_distance(T=float),
                                      d_in=d_in, d_out=(epsilon, delta))
 
 
 def threshold(name, scale, limit, measure=None, T="float"):
     """dp.m.<name> (a thresholded noisy histogram) on a map from keys to counts of type ``T``."""
-    values = dp.atom_domain(T=float, nan=False) if T == "float" else dp.atom_domain(T=T)
+    values = atom(T=float, nan=False) if T == "float" else dp.atom_domain(T=T)
     domain = dp.map_domain(dp.atom_domain(T=str), values)
     inner = dp.l02inf_distance if name == "make_gaussian_threshold" else dp.l01inf_distance
     args = (domain, inner(dp.absolute_distance(T=T))) + ((dp.approximate(getattr(dp, measure)()),) if measure else ())
@@ -102,7 +120,7 @@ def selection(name, scale, measure="max_divergence", **extra):
 
 def quantile(candidates, alpha, scale, upper):
     """dp.m.make_private_quantile on a dataset of values in [0, upper] (add-remove)."""
-    domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, upper), nan=False))
+    domain = dp.vector_domain(atom(bounds=(0.0, upper), nan=False))
     return dp.m.make_private_quantile(domain, dp.symmetric_distance(), dp.max_divergence(), candidates=candidates,
                                       alpha=alpha, scale=scale)
 
@@ -126,7 +144,7 @@ def alp(scale, total_limit, value_limit):
 def chain(kind, scale, upper=1.0, size=None, noise="laplace"):
     """A transformation on a dataset of values in [0, upper], then noise (dp.t.* >> dp.m.then_*)."""
     sized = {"size": size} if size else {}
-    domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, upper), nan=False), **sized)
+    domain = dp.vector_domain(atom(bounds=(0.0, upper), nan=False), **sized)
     then = getattr(dp.m, f"then_{noise}")(scale)
     if kind == "sum":
         return dp.t.make_sum(domain, dp.symmetric_distance()) >> then
@@ -135,10 +153,10 @@ def chain(kind, scale, upper=1.0, size=None, noise="laplace"):
     if kind == "variance":
         return dp.t.make_variance(domain, dp.symmetric_distance()) >> then
     if kind == "clamp-sum":
-        free = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+        free = dp.vector_domain(atom(T=float, nan=False))
         return dp.t.make_clamp(free, dp.symmetric_distance(), bounds=(0.0, upper)) >> dp.t.then_sum() >> then
     if kind == "count":
-        return dp.t.make_count(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()) >> \
+        return dp.t.make_count(dp.vector_domain(atom(T=float, nan=False)), dp.symmetric_distance()) >> \
             dp.m.then_laplace(scale)
     if kind == "count-by-categories":
         return dp.t.make_count_by_categories(dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance(),
@@ -281,16 +299,25 @@ def _claim(meas, d_in, relation: Relation):
 
 def _case(entry: str, point: Mapping[str, Any], params: Mapping[str, Any], d_in, pairs, *, width: int,
           rows: bool, relation: Relation, batch=None, layout=(), known: str = "", cost=None) -> Case:
-    with warnings.catch_warnings():  # a deprecated constructor (the Gumbel noisy max) is still audited
-        warnings.simplefilter("ignore", DeprecationWarning)
-        meas = measurement(**{k: v for k, v in params.items() if k not in ("input", "output")})
-    claim = _claim(meas, d_in, relation)
+    try:
+        with warnings.catch_warnings():  # a deprecated constructor (the Gumbel noisy max) is still audited
+            warnings.simplefilter("ignore", DeprecationWarning)
+            meas = measurement(**{k: v for k, v in params.items() if k not in ("input", "output")})
+        claim = _claim(meas, d_in, relation)
+    except (TypeError, AttributeError, dp.OpenDPException) as exc:
+        # Another release than the one this catalogue follows: a constructor, argument or domain it
+        # lacks is not in this release.  On that release itself, it is our error and is raised.
+        if _installed_release().startswith(CATALOGUE_RELEASE):
+            raise
+        text = str(exc).strip().splitlines()
+        raise NotInRelease(f"{params.get('builder')}({params.get('name', '')}): {type(exc).__name__}: "
+                           f"{text[0] if text else ''}") from None
     scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
     label = ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
     mechanism = LibraryRelease(release, params, f"opendp.{entry}({label})", claim, width + 1, batch=batch,
                                deterministic=False)
     return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
-                cost or ("batch" if batch else "query"), statistic="coordinates" if width > 1 else "auto", layout=layout,
+                cost or ("batch" if batch else "query"), statistic="coordinates", layout=layout,
                 known=known)
 
 
@@ -347,6 +374,11 @@ def _threshold(point):
 #: threshold, but their δ counts only the noise's tail beyond it.  On integer counts that atom has
 #: probability of the order of δ itself.
 OPENDP_2922 = "opendp/opendp#2922"
+
+
+#: opendp/opendp#2707 (fixed by #2708, released in 0.15.0): the bit-vector randomized response
+#: sampled one flip bit too few, so the last bit was released as it is.
+OPENDP_2707 = "opendp/opendp#2707 (bit-vector randomized response leaves the last bit unprotected; fixed in 0.15.0)"
 
 
 def _selection(point):
@@ -409,7 +441,8 @@ def _chain(point):
     base = [0.2, 0.5, upper]
     extra = [([upper], "add the upper bound"), ([0.0], "add 0")]
     if kind == "clamp-sum":
-        extra += [([10 * upper], "add a value beyond the bound (clamped)"), ([HUGE], "add 1e300 (clamped)")]
+        extra += [([10 * upper], "add a value beyond the bound (clamped)"), ([HUGE], "add 1e300 (clamped)"),
+                  ([np.inf], "add +inf (clamped)")]
     pairs = row_pairs(base, extra, ADD_REMOVE) + [(np.zeros((0, 1)), np.array([[upper]]), "empty vs one record")]
     return params, 1, pairs, 1, True, (("value", None),)
 
@@ -467,7 +500,8 @@ def _entries() -> list[Entry]:
                                                            m + "make_randomized_response_bitvec"],
                       [{"kind": "categories", "prob": 0.75}, {"kind": "bool", "prob": 0.75},
                        {"kind": "bitvec", "f": 0.5}], _rr,
-                      text.format("measurements.make_randomized_response*: any two inputs (discrete distance 1)")),
+                      text.format("measurements.make_randomized_response*: any two inputs (discrete distance 1)"),
+                      known=lambda point: OPENDP_2707 if point["kind"] == "bitvec" else ""),
         _params_entry("measurements.make_alp_queryable", m + "make_alp_queryable", [{"scale": 1.0}], _alp,
                       text.format("measurements.make_alp_queryable: d_in = (l0, l1, l∞) = (1, 1, 1)")),
         _params_entry("chains", ["opendp.transformations.make_sum", "opendp.transformations.make_mean",
@@ -539,6 +573,6 @@ _EXCLUDED = {
 LIBRARY = register_library(Library(
     name="opendp", distribution="opendp", entries=entries, public_api=public_api, excluded=_EXCLUDED,
     script_header='import numpy as np\nimport opendp.prelude as dp\n\ndp.enable_features("contrib")\n_CACHE = {}\n',
-    helpers=(encode, released, scalar_noise, vector_noise, canonical, threshold, selection, quantile,
+    helpers=(encode, released, atom, scalar_noise, vector_noise, canonical, threshold, selection, quantile,
              randomized_response, alp, chain, combined, measurement, convert, flatten),
     seeded=False))

@@ -4,7 +4,8 @@ A library is one module that builds a :class:`~scenarios.libraries.catalogue.Lib
 :func:`register_library` with it.  Three ways in:
 
 - the built-in catalogues (:data:`BUILT_IN`: diffprivlib, OpenDP, Opacus), imported on first use because
-  they need their optional library;
+  they need their optional library; where an installed release predates a catalogue's API, the
+  catalogue for older releases (:data:`OLDER_RELEASES`) is imported instead;
 - any module that calls :func:`register_library` before the sweep runs;
 - a third-party package that declares an entry point in the group ``dpaudit.libraries``
   (``[project.entry-points."dpaudit.libraries"] mylib = "mypackage.dpaudit_catalogue"``): the
@@ -17,14 +18,17 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import importlib.util
 
 from .catalogue import Library
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "register_library", "library", "library_names"]
+__all__ = ["BUILT_IN", "OLDER_RELEASES", "ENTRY_POINT_GROUP", "register_library", "library", "library_names"]
 
 #: Library name → the module that registers it.
 BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp",
             "opacus": "scenarios.libraries.opacus"}
+#: Library → (a module only newer releases have, the catalogue module for the releases without it).
+OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy")}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
 
@@ -47,6 +51,31 @@ def _plugged_in() -> dict[str, str]:
     return {ep.name: ep.value.split(":")[0] for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _import_failure(name: str, exc: ImportError) -> str:
+    """Why a catalogue did not import: the extra to install, or, when the library is installed,
+    that this release does not import with what is installed here (not a missing extra)."""
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return str(exc)
+    cause = exc.__cause__ or exc
+    return (f"{name} {version} is installed but its catalogue cannot use it here ({type(cause).__name__}: "
+            f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}); sweep a release in an "
+            f"environment of its own with `dpaudit sweep {name}==VERSION`")
+
+
+def _older_release(name: str) -> str | None:
+    """The catalogue module for an installed release older than the built-in catalogue, or None."""
+    if name not in OLDER_RELEASES:
+        return None
+    probe, module = OLDER_RELEASES[name]
+    try:
+        present = importlib.util.find_spec(probe) is not None
+    except ImportError:  # the library itself is not installed: the built-in catalogue says how to install it
+        return None
+    return None if present else module
+
+
 def library_names() -> tuple[str, ...]:
     """Every name :func:`library` can answer: built in, registered and plugged in."""
     return tuple(sorted(set(BUILT_IN) | set(_REGISTRY) | set(_plugged_in())))
@@ -65,12 +94,15 @@ def library(name: str) -> Library:
     if not isinstance(name, str):
         raise TypeError(f"`library` must be a library name, got {name!r}")
     if name not in _REGISTRY:
-        module = BUILT_IN.get(name) or _plugged_in().get(name)
+        module = _older_release(name) or BUILT_IN.get(name) or _plugged_in().get(name)
         if module is None:
             close = difflib.get_close_matches(name, library_names(), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"unknown library {name!r}: known are {', '.join(library_names())}{hint}")
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ImportError(_import_failure(name, exc)) from exc
         if name not in _REGISTRY:
             raise ValueError(f"module {module!r} did not register a library named {name!r}")
     return _REGISTRY[name]

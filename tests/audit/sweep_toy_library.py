@@ -15,7 +15,7 @@ import numpy as np
 import scenarios
 from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import PureDP, Relation
-from scenarios.libraries import Case, Entry, Library, register_library
+from scenarios.libraries import Case, Entry, Library, NotInRelease, register_library
 from scenarios.libraries.families import row_pairs, value_pairs
 
 NAME = "toy-numpy"
@@ -69,3 +69,44 @@ LIBRARY = register_library(Library(
     name=NAME, distribution="numpy", entries=entries, public_api=public_api,
     excluded={"toy.internal.Base": "not DP: a base class", "toy.noise.unwritten": "not yet written"},
     script_header="import numpy as np\n", helpers=(encode, released), seeded=True))
+
+
+# -- a second toy library: a row that audits nothing, an entry and a parameter the release lacks -----
+BROKEN = "toy-broken"
+
+
+def refuse(data, random_state, *, epsilon):
+    """A release the "library" refuses on every input (its row audits nothing)."""
+    raise ValueError("this release refuses every input")
+
+
+def _refused_build(point):
+    params = {"epsilon": point["epsilon"]}
+    claim = PureDP(point["epsilon"], Relation.REPLACE)
+    mech = LibraryRelease(refuse, params, "toy.refuse", claim, 2)
+    scenario = scenarios.custom(value_pairs([(0.0, 1.0, "0 vs 1")], 1.0), "replace")
+    return Case("noise.refused", f"ε={point['epsilon']}", point, mech, claim, scenario, refuse, params, "batch",
+                layout=(("value", None),))
+
+
+def _partly_build(point):
+    if point.get("new_parameter"):
+        raise NotInRelease("parameter `new_parameter` of toy.noise.laplace")
+    return _noise_entry("laplace", 1.0).build(point)
+
+
+def broken_entries() -> tuple[Entry, ...]:
+    text = "ε-DP for values within Δ (toy)"
+    return (_noise_entry("laplace", 1.0),
+            Entry("noise.refused", ("toy.noise.refused",), "mechanism", text, Relation.REPLACE, ({"epsilon": 1.0},),
+                  _refused_build),
+            # numpy imports and has no such function: the entry is not in this release
+            Entry("noise.future", ("numpy.random.no_such_mechanism",), "mechanism", text, Relation.REPLACE,
+                  ({"epsilon": 1.0},), _refused_build),
+            Entry("noise.partly", ("toy.noise.partly",), "mechanism", text, Relation.REPLACE,
+                  ({"epsilon": 1.0, "new_parameter": True},), _partly_build))
+
+
+BROKEN_LIBRARY = register_library(Library(
+    name=BROKEN, distribution="numpy", entries=broken_entries, public_api=lambda: ("toy.noise.laplace",),
+    script_header="import numpy as np\n", seeded=True))

@@ -37,9 +37,11 @@ def _rounded(rows: int, rng, base: bool) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("make, index, views", [(_atom, 5, ("value", "bits")), (_rounded, 3, ("bits",))])
+@pytest.mark.parametrize("make, index, views", [(_atom, 5, ("value", "bits", "grain")),
+                                                (_rounded, 3, ("bits", "grain"))])
 def test_the_informative_coordinate_and_view_are_chosen(make, index, views):
-    # An exact 0 is isolated by either view (its bit pattern is all zeros); a rounding only by the bits.
+    # An exact 0 is isolated by any view (its bit pattern is all zeros, its grain -inf); a rounding
+    # to 2^-42 by the bits and by the grain (2^-42 divides every rounded value, about 2^-10 of the others).
     rng = np.random.default_rng(7)
     statistic, notes = fit_coordinates(make(2000, rng, True), make(2000, rng, False), PureDP(1.0))
     assert isinstance(statistic, CoordinateStatistic)

@@ -170,3 +170,153 @@ def test_coverage_fraction_counts_entries_audited_through_others():
     coverage = Coverage(("a", "b", "c", "d"), {"a": ("x",)}, {"b": "not DP: base", "c": "covered through another "
                                                             "entry: x"}, ("d",))
     assert coverage.fraction == pytest.approx(2 / 3)
+
+
+# -- exit status, rows not in the release, interruption ----------------------------------------------
+@pytest.mark.statistical
+def test_a_row_that_audited_nothing_fails_the_sweep_with_its_own_status(tmp_path, capsys):
+    status = main(["sweep", toy.BROKEN, "--budget", "small", "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert status == 3  # not 0 (a pass) and not 1 (a finding): a row audited nothing
+    assert "1 rows audited nothing (ERROR)" in captured.err and "exit status 3" in captured.err
+    document = json.loads((tmp_path / "sweep.json").read_text())
+    assert document["counts"] == {"violated": 0, "not_refuted": 1, "error": 1, "absent": 2}
+    # Rows the release lacks are reported, not planned: the Bonferroni share counts two rows.
+    assert document["rows_planned"] == 2 and document["row_confidence"] == pytest.approx(1 - 0.05 / 2)
+    absent = {r["entry"]: r for r in document["rows"] if r["status"] == "absent"}
+    assert absent["noise.future"]["reason"].startswith("not in this release: numpy.random.no_such_mechanism")
+    assert absent["noise.partly"]["point"] == "epsilon=1.0, new_parameter=True"
+    table = (tmp_path / "sweep.md").read_text()
+    assert "1 of 2 rows audited nothing (ERROR)" in table and table.count("| not in this release |") == 2
+
+
+def test_only_correct_rows_exit_zero_and_no_row_at_all_is_not_a_pass(tmp_path):
+    from audit.sweep.command import sweep_status
+
+    def doc(*rows):
+        return {"rows": list(rows)}
+    fine, bad = {"status": "done", "verdict": "NOT_REFUTED"}, {"status": "done", "verdict": "VIOLATED"}
+    error, absent = {"status": "error", "error": "x"}, {"status": "absent", "reason": "not in this release"}
+    assert sweep_status(doc(fine, absent)) == 0 and sweep_status(doc(fine, bad)) == 1
+    assert sweep_status(doc(fine, bad, error)) == 3 and sweep_status(doc(absent)) == 3 and sweep_status(doc()) == 3
+
+
+@pytest.mark.statistical
+def test_an_interrupted_sweep_writes_its_rows_and_resume_finishes_it(tmp_path, monkeypatch, capsys):
+    from audit.sweep import runner
+
+    reference = run_sweep(toy.NAME, budget="small", out=tmp_path / "whole", progress=False, date="2026-01-01",
+                          entries=["noise.*"], repro=False)
+    real, calls = runner._run_one, []
+
+    def stop_at_the_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_run_one", stop_at_the_second)
+    out = tmp_path / "cut"
+    status = main(["sweep", toy.NAME, "--budget", "small", "--out", str(out), "--no-progress", "--entries", "noise.*",
+                   "--no-repro"])
+    message = capsys.readouterr().err
+    assert status == 130
+    assert "1 of 2 rows finished" in message and "--resume" in message
+    saved = json.loads((out / "sweep.json").read_text())
+    assert saved["finished"] is False and len(saved["rows"]) == 1
+    assert "interrupted after 1 of 2 rows" in (out / "sweep.md").read_text()
+    monkeypatch.setattr(runner, "_run_one", real)
+    resumed = run_sweep(toy.NAME, budget="small", out=out, progress=False, date="2026-01-01", entries=["noise.*"],
+                        repro=False, resume=True)
+    assert resumed["finished"] is True
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]  # noqa: E731
+    assert strip(resumed["rows"]) == strip(reference["rows"])
+
+
+def _leaky(data, random_state, *, epsilon):
+    """x + Lap(1/ε), rounded to a grid of 2^-30 when x > 0.5: the shift is exactly ε-DP, the bits are not."""
+    value = float(np.ravel(data)[0]) + random_state.laplace(0.0, 1.0 / epsilon)
+    return [round(value * 2**30) / 2**30 if np.ravel(data)[0] > 0.5 else value]
+
+
+@pytest.mark.statistical
+def test_a_leak_in_the_bits_gets_a_script_that_carries_the_view_and_shows_the_excess(tmp_path):
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    rng = np.random.RandomState(5)
+    base, neighbour = np.array([0.0]), np.array([1.0])
+    a = np.array([_leaky(base, rng, epsilon=1.0) for _ in range(4000)])
+    b = np.array([_leaky(neighbour, rng, epsilon=1.0) for _ in range(4000)])
+    event = readable_event(np.c_[a, np.zeros(len(a))], np.c_[b, np.zeros(len(b))], 1.0, 0.0)
+    # A value of 1 + Lap(1) on the grid has its 10 low bits 0 always; off it, with probability
+    # 2^-10 (the bits of a continuous draw are close to uniform): no threshold comes near that.
+    # Both views the script can carry see it: the low bits, and the grain (2^-30 divides every value on
+    # D', and about 2^-22 of those on D): each an event of frequency 1 on one side and about 0 on the other.
+    assert event.op in ("bits in", "grain >=", "grain <=") and max(event.p_base, event.p_neighbour) == 1.0
+    assert min(event.p_base, event.p_neighbour) < 0.01
+    text = script_text(header="import numpy as np\n", helpers=(), release=_leaky, params={"epsilon": 1.0}, base=base,
+                       neighbour=neighbour, pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=1.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=1)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # The script's N (script_draws) is at least 200: off the grid 10 low bits are all 0 with probability
+    # about 2^-10, so 6 or more such draws of 200 (q ≥ 0.03, excess ≤ 1 − e·0.03 = 0.92) have probability < 1e-8.
+    assert lines[2].endswith(": exceeded") and float(lines[3].split(":")[1]) > 0.9
+
+
+@pytest.mark.statistical
+def test_the_grain_of_a_float_sum_is_a_perfect_event_and_the_script_shows_it(tmp_path):
+    """1 + Lap(1) is a multiple of 2^-53 wherever it lands (the sum is rounded to the grid of its
+    larger operand when |noise| < 1, and of itself beyond); Lap(1) alone is below that grid when
+    |Lap(1)| < 1/2 and its significand's last bit is 1, probability (1 − e^{-1/2})/2 ≈ 0.20 and more.
+    With 4,000 draws a side the held-out usage of the grain view is far above the value's."""
+    from audit.statistics.coordinates import fit_coordinates, grain
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    assert grain(np.array([1.0, 0.75, 3 * 2.0 ** -1074, 0.0, -6.0])).tolist() == [0.0, -2.0, -1074.0, -np.inf, 1.0]
+    rng = np.random.default_rng(11)
+    a, b = rng.laplace(0.0, 1.0, (4000, 1)), 1.0 + rng.laplace(0.0, 1.0, (4000, 1))
+    statistic, notes = fit_coordinates(a, b, PureDP(1.0))
+    assert notes["coordinates_choice"] == "grain of output[0]"
+    event = readable_event(a, b, 1.0, 0.0)
+    assert event.op == "grain <=" and event.more_likely == "D" and event.p_neighbour == 0.0
+
+    def shifted(data, random_state):
+        return [float(np.ravel(data)[0]) + random_state.laplace(0.0, 1.0)]
+
+    text = script_text(header="import numpy as np\n", helpers=(), release=shifted, params={}, base=np.array([0.0]),
+                       neighbour=np.array([1.0]), pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=1.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=1)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    lines = result.stdout.splitlines()
+    # P[event | D'] = 0 exactly, so the script exceeds once one of its N ≥ 200 draws on D is in the
+    # event: probability 1 − 0.8^200 > 1 − 1e-19.
+    assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
+
+
+@pytest.mark.statistical
+def test_a_projection_the_audit_trained_is_carried_when_no_single_coordinate_shows_the_excess(tmp_path):
+    """Two coordinates x + N(0, 1) and y = s − x + N(0, 1)·0.1 where s is 0 on D and 1 on D′:
+    neither coordinate alone moves by more than about one standard deviation, but x + y moves by 1
+    with standard deviation √1.01 · 0.1 ≈ 0.1, a shift of ten standard deviations (ε far above 1)."""
+    from audit.sweep.repro import readable_event, script_draws, script_text
+
+    def release(data, random_state):
+        x = random_state.standard_normal()
+        return [x, float(np.ravel(data)[0]) - x + 0.1 * random_state.standard_normal()]
+
+    rng = np.random.RandomState(3)
+    a = np.array([release(np.array([0.0]), rng) + [0.0] for _ in range(4000)])
+    b = np.array([release(np.array([1.0]), rng) + [0.0] for _ in range(4000)])
+    plain = readable_event(a, b, 3.0, 0.0)
+    event = readable_event(a, b, 3.0, 0.0, projections=[[1.0, 1.0, 0.0]])
+    assert event.op.startswith("projection") and (plain is None or event.excess > plain.excess)
+    text = script_text(header="import numpy as np\n", helpers=(), release=release, params={}, base=np.array([0.0]),
+                       neighbour=np.array([1.0]), pair_label="0 vs 1", event=event, draws=script_draws(event, "call"),
+                       epsilon=3.0, delta=0.0, title="t", finding="f", seeded=True, layout="", width=2)
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.splitlines()[2].endswith(": exceeded"), result.stdout + result.stderr

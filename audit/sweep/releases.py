@@ -1,0 +1,235 @@
+"""Any release of a library: each swept in an isolated virtual environment, created on demand and cached.
+
+``dpaudit sweep LIB==VERSION`` sweeps one release; ``dpaudit sweep LIB --versions A..B`` every
+final release from A to B (inclusive; ``A..`` and ``..B`` are open, ``last:N`` the newest N).
+The release that is installed where dpaudit runs is swept in-process.  Any other release is swept
+by ``python -m audit sweep`` inside a virtual environment of its own under :func:`cache_folder`
+(``~/.cache/dpaudit/envs``, or ``$DPAUDIT_ENVS``), built once with ``python -m venv`` and pip:
+
+- the interpreter and the pins the release needs (:func:`release_environment`): old OpenDP needs
+  numpy < 2, diffprivlib 0.4 scikit-learn 1.0.2, which has wheels only up to Python 3.10;
+- dpaudit's own dependencies (:data:`DPAUDIT_DEPENDENCIES`); dpaudit itself is this checkout, on
+  ``PYTHONPATH``, so every release is swept by the same, unchanged catalogue, which adapts to the
+  release's API (an entry or parameter the release lacks is a row "not in this release").
+
+A library whose releases need other pins registers a rule with :func:`register_release_rule`.
+
+**Error control across releases.**  A range of k releases is one family: each release's sweep runs
+at confidence 1 − (1 − C)/k, so the probability that any claim that holds is reported VIOLATED in
+any release is at most 1 − C.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+__all__ = ["Environment", "DPAUDIT_DEPENDENCIES", "cache_folder", "parse_release", "available_releases",
+           "select_releases", "release_environment", "register_release_rule", "ensure_environment",
+           "sweep_in_environment", "version_key"]
+
+#: What dpaudit needs in each environment (pyproject.toml's dependencies; scipy from 1.12 for
+#: scipy.special.betainccinv).
+DPAUDIT_DEPENDENCIES = ("numpy>=1.24", "scipy>=1.12", "statsmodels>=0.14", "joblib>=1.3", "tqdm>=4.60",
+                        "threadpoolctl>=3.1", "jinja2>=3.1", "tomli>=2.0; python_version < '3.11'")
+#: The source root whose ``audit`` package the environments run (this checkout).
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """How to build the environment of one release: its interpreter (``"python3.10"``, or a path),
+    the pins installed with it, and whether it sees the packages of the running interpreter (for a
+    release that needs torch, which is large and already installed)."""
+
+    python: str
+    pins: tuple[str, ...] = ()
+    system_site: bool = False
+
+
+def version_key(version: str) -> tuple:
+    """A sort key of a release number: its numeric release segment (padded, so 1.5 = 1.5.0), then a
+    final release after its pre- and dev-releases (``1.0rc1 < 1.0``), then the suffix's text."""
+    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version.strip())
+    if match is None:
+        return ((), 0, version)
+    numbers = tuple(int(part) for part in match.group(1).split("."))
+    numbers = numbers + (0,) * max(0, 6 - len(numbers))
+    suffix = match.group(2)
+    return (numbers, 0 if suffix and not suffix.startswith((".post", "post")) else 1, suffix)
+
+
+def _final(version: str) -> bool:
+    return re.fullmatch(r"\d+(\.\d+)*", version) is not None
+
+
+def _current() -> str:
+    return f"python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _diffprivlib(version: str) -> Environment:
+    if version_key(version) < version_key("0.5"):
+        # 0.4 imports scikit-learn internals that 1.1 removed; 1.0.2 has wheels up to Python 3.10.
+        return Environment("python3.10", ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.12.0"))
+    if version_key(version) < version_key("0.6.4"):
+        return Environment(_current(), ("scikit-learn<1.6", "numpy<2"))
+    return Environment(_current(), ("scikit-learn<1.7",))
+
+
+def _opendp(version: str) -> Environment:
+    # Releases before 0.10 predate numpy 2.
+    return Environment(_current(), ("numpy<2",) if version_key(version) < version_key("0.10") else ())
+
+
+def _opacus(version: str) -> Environment:
+    # torch is large and installed here: the environment sees it, and pip installs only Opacus.
+    return Environment(sys.executable, (), system_site=True)
+
+
+_RULES: dict[str, Callable[[str], Environment]] = {"diffprivlib": _diffprivlib, "opendp": _opendp,
+                                                   "opacus": _opacus}
+
+
+def register_release_rule(library: str, rule: Callable[[str], Environment]) -> None:
+    """Use ``rule(version) -> Environment`` for the releases of ``library``."""
+    if not callable(rule):
+        raise TypeError(f"`rule` must be callable, got {rule!r}")
+    _RULES[library] = rule
+
+
+def release_environment(library: str, version: str) -> Environment:
+    """The environment a release of ``library`` is swept in (the running Python, no pins, by default)."""
+    rule = _RULES.get(library)
+    return rule(version) if rule is not None else Environment(_current())
+
+
+def cache_folder() -> Path:
+    """Where environments are cached: ``$DPAUDIT_ENVS``, else ``~/.cache/dpaudit/envs``."""
+    return Path(os.environ.get("DPAUDIT_ENVS") or Path.home() / ".cache" / "dpaudit" / "envs")
+
+
+def parse_release(text: str) -> tuple[str, Optional[str]]:
+    """``"opendp==0.14.0"`` → ``("opendp", "0.14.0")``; ``"opendp"`` → ``("opendp", None)``."""
+    name, sep, version = text.partition("==")
+    if sep and not version.strip():
+        raise ValueError(f"`library` {text!r}: give a release after '==', e.g. {name}==1.0")
+    return name.strip(), (version.strip() if sep else None)
+
+
+def available_releases(distribution: str) -> list[str]:
+    """The releases of ``distribution`` on the package index pip uses, oldest first (``pip index versions``)."""
+    found = subprocess.run([sys.executable, "-m", "pip", "index", "versions", distribution,
+                            "--disable-pip-version-check"], capture_output=True, text=True)
+    match = re.search(r"Available versions:\s*(.+)", found.stdout)
+    if found.returncode != 0 or match is None:
+        tail = (found.stderr.strip().splitlines() or ["no answer"])[-1]
+        raise ValueError(f"cannot list the releases of {distribution!r} (pip index versions: {tail})")
+    return sorted((v.strip() for v in match.group(1).split(",")), key=version_key)
+
+
+def select_releases(spec: str, releases: Sequence[str]) -> list[str]:
+    """The final releases that ``spec`` (``A..B``, ``A..``, ``..B`` inclusive, or ``last:N``) picks
+    from ``releases``, oldest first.
+
+    Raises
+    ------
+    ValueError
+        For a malformed spec, an end that is not a release, or a spec that picks nothing.
+    """
+    final = sorted((v for v in releases if _final(v)), key=version_key)
+    if spec.startswith("last:"):
+        count = spec.removeprefix("last:")
+        if not count.isdigit() or int(count) < 1:
+            raise ValueError(f"`versions` {spec!r}: last:N needs a positive whole N")
+        chosen = final[-int(count):]
+    else:
+        low, sep, high = spec.partition("..")
+        if not sep:
+            raise ValueError(f"`versions` must be A..B, A.., ..B or last:N, got {spec!r}")
+        for end in (low, high):
+            if end and end not in releases:
+                raise ValueError(f"`versions` {spec!r}: {end!r} is not a release (releases: {', '.join(final)})")
+        chosen = [v for v in final if (not low or version_key(v) >= version_key(low))
+                  and (not high or version_key(v) <= version_key(high))]
+    if not chosen:
+        raise ValueError(f"`versions` {spec!r} picks no final release of {', '.join(final)}")
+    return chosen
+
+
+def _interpreter(name: str) -> str:
+    """An interpreter by path or name (``python3.10``), also among pyenv's installed versions."""
+    if Path(name).is_file():
+        return name
+    version = name.removeprefix("python")
+    candidates = sorted(Path.home().glob(f".pyenv/versions/{version}*/bin/{name}"))
+    for found in [shutil.which(name), *map(str, candidates)]:
+        if found and subprocess.run([found, "-V"], capture_output=True).returncode == 0:
+            return found
+    raise FileNotFoundError(f"no {name} interpreter for this release: install one (e.g. `pyenv install {version}`)")
+
+
+def ensure_environment(library: str, distribution: str, version: str, *, folder: Optional[Path] = None,
+                       log: Callable[[str], None] = lambda line: None) -> Path:
+    """The interpreter of the environment holding ``distribution==version`` (built if not cached).
+
+    An environment is reused when its stamp records the same install command; a build is locked
+    against a concurrent one of the same environment.
+
+    Raises
+    ------
+    RuntimeError
+        If the environment cannot be built (no interpreter, no wheel, a resolver conflict): the
+        message has pip's last line.
+    """
+    env = release_environment(library, version)
+    python_name = _current() if env.python == sys.executable else Path(env.python).name
+    folder = Path(folder) if folder is not None else cache_folder()
+    tag = f"{distribution}-{version}-{python_name.removeprefix('python')}" + ("-site" if env.system_site else "")
+    path = folder / tag
+    python = path / "bin" / "python"
+    command = ["pip", "install", "--disable-pip-version-check", "--quiet", *env.pins, f"{distribution}=={version}",
+               *DPAUDIT_DEPENDENCIES]
+    stamp = path / "dpaudit-ready.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{tag}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.is_file() and json.loads(stamp.read_text()).get("command") == command and python.exists():
+            return python
+        try:
+            interpreter = _interpreter(env.python)
+        except FileNotFoundError as exc:
+            raise RuntimeError(str(exc)) from None
+        log(f"dpaudit: building the environment of {distribution}=={version} in {path} (once)")
+        venv = [interpreter, "-m", "venv", "--clear", *(["--system-site-packages"] if env.system_site else []), str(path)]
+        steps = [venv, [str(python), "-m", *command]]
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True)
+            if done.returncode != 0:
+                tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+                raise RuntimeError(f"cannot build the environment of {distribution}=={version}: {tail}")
+        stamp.write_text(json.dumps({"command": command, "python": interpreter}))
+    return python
+
+
+def sweep_in_environment(python: Path, library: str, arguments: Sequence[str], out: Path) -> tuple[int, Optional[dict], str]:
+    """Run ``python -m audit sweep LIBRARY ARGUMENTS --out OUT`` in an environment; its exit status,
+    the document it wrote (None if none) and the last line it printed on stderr."""
+    out = Path(out).resolve()  # the sweep runs in the source root: an output path relative to here moves
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").unlink(missing_ok=True)  # never read an earlier run's report as this one's
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([str(python), "-m", "audit", "sweep", library, *arguments, "--out", str(out)],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=str(SOURCE_ROOT))
+    path = Path(out) / "sweep.json"
+    document = json.loads(path.read_text()) if path.is_file() else None
+    lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+    ours = [line for line in lines if line.startswith("dpaudit")]  # not a library's noise at exit
+    return done.returncode, document, (ours or lines or [""])[-1]

@@ -1,0 +1,111 @@
+"""Reproduce: diffprivlib models.LinearRegression [epsilon=1.0, bounds_X=(0.0, 100.0), bounds_y=(0.0, 1.0)]
+
+The sweep of diffprivlib 0.4.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+models.LinearRegression [epsilon=1.0, bounds_X=(0.0, 100.0), bounds_y=(0.0, 1.0)], which claims
+1-DP under replace: certified epsilon >= 2.286 at delta = 0, at confidence 0.975 (the sweep's
+Bonferroni share). Witness pair: last x lower → upper.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: coef_ (capacity 9), intercept_ (capacity 9), _obj_coefs:0 (capacity 9), _obj_coefs:1 (capacity 9), _obj_coefs:2 (capacity 9); each block of capacity c is [size, leading dimension, non-finite count, c values].
+output[51] is _obj_coefs:2[0] (flattened).
+
+Event: output[51] <= 3003.7669110955603  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import numpy as np
+import diffprivlib as dpl
+
+_LAST = {}
+
+
+def encode(value, capacity):
+    """One released value as ``3 + capacity`` floats: size, leading dimension, number of
+    non-finite entries, then the entries (non-finite ones as 0) padded with 0 to ``capacity``.
+
+    ``None`` encodes as size −1.  Entries beyond ``capacity`` are left out; the size records them.
+    """
+    if value is None:
+        return np.concatenate([[-1.0, 0.0, 0.0], np.zeros(capacity)])
+    array = np.asarray(value, dtype=np.float64)
+    flat = array.ravel()
+    finite = np.isfinite(flat)
+    body = np.zeros(capacity)
+    kept = np.where(finite, flat, 0.0)[:capacity]
+    body[:kept.size] = kept
+    leading = array.shape[0] if array.ndim else 1
+    return np.concatenate([[flat.size, leading, flat.size - np.count_nonzero(finite)], body])
+
+
+def released(*blocks):
+    """Concatenate ``(value, capacity)`` blocks encoded by :func:`encode` into one vector."""
+    return np.concatenate([encode(value, capacity) for value, capacity in blocks])
+
+
+def fitted(model, name):
+    """Attribute ``name`` of a fitted model; ``a:i`` is item i of attribute a, ``a.b`` nested."""
+    value = model
+    for part in name.split("."):
+        key, _, index = part.partition(":")
+        value = getattr(value, key, None)
+        if index and value is not None:
+            value = value[int(index)]
+    return value
+
+
+def mechanism_object(mechanism, random_state, **kwargs):
+    """diffprivlib.mechanisms.<mechanism>(random_state=random_state, **kwargs), built once and reused
+    while the parameters and the generator stay the same (as a user calls ``randomise`` repeatedly)."""
+    key = (mechanism, repr(sorted(kwargs.items())), id(random_state))
+    if _LAST.get("key") != key:
+        _LAST.clear()
+        _LAST.update(key=key, mech=getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs))
+    return _LAST["mech"]
+
+
+def fit(data, random_state, *, model, attributes, capacity, supervised=True, probe=None, **kwargs):
+    """diffprivlib.models.<model>(**kwargs).fit(X[, y]): the listed attributes of the fitted model,
+    and its predictions (``predict_proba``) at the fixed ``probe`` points if given."""
+    X, y = (data[:, :-1], data[:, -1]) if supervised else (data, None)
+    try:
+        est = getattr(dpl.models, model)(random_state=random_state, accountant=dpl.BudgetAccountant(), **kwargs)
+    except (TypeError, AttributeError):  # releases before `random_state` and the accountant existed
+        est = getattr(dpl.models, model)(**kwargs)
+    est = est.fit(X, y) if supervised else est.fit(X)
+    blocks = [(fitted(est, name), capacity) for name in attributes]
+    if probe is not None:
+        blocks.append((est.predict_proba(np.asarray(probe, dtype=float)), capacity))
+    return released(*blocks)
+
+
+
+release = fit
+PARAMS = {'model': 'LinearRegression', 'attributes': ['coef_', 'intercept_', '_obj_coefs:0', '_obj_coefs:1', '_obj_coefs:2'], 'capacity': 9, 'epsilon': 1.0, 'bounds_X': (0.0, 100.0), 'bounds_y': (0.0, 1.0)}
+D = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+D_PRIME = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 1.0], [100.0, 0.0]])  # last x lower → upper
+N = 200
+EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(60), 1.0)
+
+
+def event(output):
+    return bool(output[51] <= 3003.7669110955603)
+
+
+if __name__ == "__main__":
+    random_state = np.random.RandomState(2026)
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D"] / N, hits["D_PRIME"] / N
+    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
+    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")

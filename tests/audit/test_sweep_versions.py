@@ -1,0 +1,163 @@
+"""Sweeping releases: the release and range specs, environments, and the table across releases.
+
+No release is installed here (CI installs none): the sweep run inside an environment is replaced by
+a fake that returns fixed sweep documents, and a release whose interpreter does not exist shows how
+a release that cannot be installed is reported.  Deterministic throughout.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit.sweep import releases, versions
+from audit.sweep.releases import Environment, parse_release, register_release_rule, select_releases
+
+RELEASES = ["0.1.0", "0.2.0", "0.2.1rc1", "0.3.0", "0.10.0", "1.0"]
+
+
+def test_a_release_and_a_range_are_read_as_a_user_writes_them():
+    assert parse_release("opendp==0.14.0") == ("opendp", "0.14.0") and parse_release("opendp") == ("opendp", None)
+    with pytest.raises(ValueError, match="give a release after '=='"):
+        parse_release("opendp==")
+    assert select_releases("0.2.0..0.10.0", RELEASES) == ["0.2.0", "0.3.0", "0.10.0"]  # no pre-release, 0.10 > 0.3
+    assert select_releases("0.3.0..", RELEASES) == ["0.3.0", "0.10.0", "1.0"]
+    assert select_releases("..0.2.0", RELEASES) == ["0.1.0", "0.2.0"]
+    assert select_releases("last:2", RELEASES) == ["0.10.0", "1.0"]
+    for bad, message in (("0.2", "must be A..B"), ("0.2.0..9.9", "'9.9' is not a release"), ("last:0", "positive"),
+                         ("1.0..0.1.0", "picks no final release")):
+        with pytest.raises(ValueError, match=message):
+            select_releases(bad, RELEASES)
+
+
+def test_releases_get_the_pins_they_need():
+    assert "numpy<2" in releases.release_environment("opendp", "0.4.0").pins
+    assert "numpy<2" not in releases.release_environment("opendp", "0.14.0").pins
+    old = releases.release_environment("diffprivlib", "0.4.0")
+    assert old.python == "python3.10" and "scikit-learn==1.0.2" in old.pins
+    assert releases.release_environment("opacus", "1.5.2").system_site
+
+
+def _document(version, verdicts):
+    rows = []
+    for (entry, point), verdict in verdicts.items():
+        row = {"entry": entry, "point": point, "key": f"{entry} [{point}]", "known": ""}
+        if verdict == "absent":
+            row.update(status="absent", reason="not in this release: x")
+        elif verdict == "ERROR":
+            row.update(status="error", error="boom")
+        else:
+            row.update(status="done", verdict=verdict, epsilon_lb=2.5 if verdict == "VIOLATED" else 0.1,
+                       refutable=True)
+        rows.append(row)
+    return {"library": "fake", "version": version, "rows": rows, "finished": True}
+
+
+def test_a_range_writes_one_table_per_entry_across_releases(tmp_path, monkeypatch):
+    bug, new = ("make_thing", "p=1"), ("make_new", "p=1")
+    runs = {"0.1.0": {bug: "NOT_REFUTED", new: "absent"}, "0.2.0": {bug: "VIOLATED", new: "absent"},
+            "0.3.0": {bug: "VIOLATED", new: "NOT_REFUTED"}, "0.10.0": {bug: "NOT_REFUTED", new: "NOT_REFUTED"}}
+    seen = []
+
+    def fake_sweep(python, library, arguments, out):
+        version = Path(out).name
+        seen.append(arguments)
+        doc = _document(version, runs[version])
+        return (1 if "VIOLATED" in runs[version].values() else 0), doc, ""
+
+    monkeypatch.setattr(versions, "ensure_environment", lambda *a, **k: Path("/fake/python"))
+    monkeypatch.setattr(versions, "sweep_in_environment", fake_sweep)
+    result = versions.sweep_versions("fake", "fake", list(runs), out=tmp_path, arguments=["--budget", "small"],
+                                     confidence=0.95, log=lambda line: None)
+    # Bonferroni over the releases: each runs at 1 − 0.05/4.
+    assert all(a[a.index("--confidence") + 1] == repr(1 - 0.05 / 4) for a in seen)
+    row = result["rows"]["make_thing [p=1]"]
+    assert [row["cells"][v] for v in runs] == ["ok", "VIOLATED (ε ≥ 2.5)", "VIOLATED (ε ≥ 2.5)", "ok"]
+    assert result["rows"]["make_new [p=1]"]["cells"]["0.1.0"] == "—"
+    text = (tmp_path / "versions.md").read_text()
+    assert "### make_thing" in text and "VIOLATED from 0.2.0; not refuted from 0.10.0" in text
+    assert result["status"] == 1 and json.loads((tmp_path / "versions.json").read_text())["status"] == 1
+
+
+def test_a_release_that_cannot_be_installed_or_errors_fails_the_range(tmp_path, monkeypatch):
+    register_release_rule("fake-uninstallable", lambda version: Environment("python0.1"))
+    monkeypatch.setattr(versions, "sweep_in_environment",
+                        lambda python, library, arguments, out: (3, _document("0.2.0", {("a", "p"): "ERROR"}), ""))
+    result = versions.sweep_versions("fake-uninstallable", "fake-uninstallable", ["0.1.0"], out=tmp_path,
+                                     arguments=[], confidence=0.95, log=lambda line: None,
+                                     environments=tmp_path / "envs")
+    assert result["status"] == 3 and "no python0.1 interpreter" in result["releases"][0]["error"]
+    result = versions.sweep_versions("fake", "fake", ["0.2.0"], out=tmp_path, arguments=[], confidence=0.95,
+                                     log=lambda line: None, installed="0.2.0")
+    assert result["status"] == 3 and result["rows"]["a [p]"]["cells"]["0.2.0"] == "ERROR"
+
+
+def test_the_cli_refuses_a_release_with_a_range(tmp_path):
+    from audit.cli import main
+
+    assert main(["sweep", "opendp==0.14.0", "--versions", "0.1..0.2", "--out", str(tmp_path)]) == 2
+
+
+def test_an_installed_release_older_than_the_catalogue_gets_the_catalogue_for_older_releases(monkeypatch):
+    from scenarios.libraries import registry
+
+    # A library whose newer releases have a module the installed one lacks: the older catalogue is chosen.
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-old", ("json.no_such_module", "fake_old_catalogue"))
+    assert registry._older_release("fake-old") == "fake_old_catalogue"
+    # The module exists: the built-in catalogue; the library itself is absent: the built-in one, which
+    # says how to install it.
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-new", ("json.decoder", "fake_old_catalogue"))
+    monkeypatch.setitem(registry.OLDER_RELEASES, "fake-absent", ("no_such_library.prelude", "fake_old_catalogue"))
+    assert registry._older_release("fake-new") is None and registry._older_release("fake-absent") is None
+
+
+def test_an_entry_whose_names_the_release_lacks_is_not_in_this_release():
+    from scenarios.libraries import missing_api
+
+    assert missing_api(("json.dumps",)) is None
+    assert missing_api(("json.no_such_function", "json.dumps")) is None  # one name present: the entry is
+    assert missing_api(("json.no_such_function",)) == "not in this release: json.no_such_function not found"
+    assert missing_api(("toy.label.only",)) is None  # not a path: nothing decided
+
+
+@pytest.mark.statistical
+def test_the_installed_release_named_with_its_version_is_swept_in_place(tmp_path, capsys):
+    import numpy as np
+
+    import sweep_toy_library as toy
+    from audit.cli import main
+
+    # The toy library's distribution is numpy: naming the installed numpy runs no environment.
+    status = main(["sweep", f"{toy.NAME}=={np.__version__}", "--budget", "small", "--out", str(tmp_path),
+                   "--no-progress", "--entries", "labels.*"])
+    assert status == 1 and json.loads((tmp_path / "sweep.json").read_text())["library"] == toy.NAME
+    assert "building the environment" not in capsys.readouterr().err
+
+
+def test_an_interrupted_range_writes_the_releases_done(tmp_path, monkeypatch):
+    from audit.sweep.runner import SweepInterrupted
+
+    def fake_sweep(python, library, arguments, out):
+        if Path(out).name == "0.2.0":
+            raise KeyboardInterrupt
+        return 0, _document("0.1.0", {("a", "p"): "NOT_REFUTED"}), ""
+
+    monkeypatch.setattr(versions, "ensure_environment", lambda *a, **k: Path("/fake/python"))
+    monkeypatch.setattr(versions, "sweep_in_environment", fake_sweep)
+    with pytest.raises(SweepInterrupted, match="1 of 3 releases swept.*--resume"):
+        versions.sweep_versions("fake", "fake", ["0.1.0", "0.2.0", "0.3.0"], out=tmp_path, arguments=[],
+                                confidence=0.95, log=lambda line: None)
+    saved = json.loads((tmp_path / "versions.json").read_text())
+    assert saved["finished"] is False and saved["rows"]["a [p]"]["cells"]["0.1.0"] == "ok"
+    assert "**Unfinished**" in (tmp_path / "versions.md").read_text()
+
+
+def test_an_installed_library_whose_catalogue_cannot_import_is_not_called_a_missing_extra(monkeypatch):
+    from scenarios.libraries import registry
+
+    # numpy is installed; a catalogue module that fails to import it is not "install the extra".
+    monkeypatch.setitem(registry.BUILT_IN, "numpy", "json.no_such_catalogue")
+    with pytest.raises(ImportError, match=r"numpy \S+ is installed but its catalogue cannot use it.*numpy==VERSION"):
+        registry.library("numpy")
