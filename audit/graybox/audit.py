@@ -1,0 +1,208 @@
+"""Gray-box audits: record every random call on D, replay on D′, name the line, then certify.
+
+:func:`check_pair` makes the checks of :mod:`audit.graybox.checks` on one pair (three
+executions: the record on D, the replay on D′, the scaled replay on D that also proves the record
+reproducible); :func:`graybox_audit` checks every pair of a scenario (both orders), then runs the
+certified audit aimed at each finding (:mod:`audit.graybox.certify`).  :func:`check_pairs` is the
+entry point for callers that bring their own pairs (the sweep's neighbour families).
+
+What a finding proves, and what silence does not, is in docs/graybox.md.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from .certify import certify
+from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, output_checks
+from .execute import LAMBDA, check_reproduced, execute, mechanism_name
+from .findings import Finding, FindingKind, PairCheck, ReplayError
+from .trace import CallSite
+
+__all__ = ["check_pair", "check_pairs", "graybox_audit", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS"]
+
+#: Output rows asked of the mechanism per execution (a loop-based mechanism pays per row).
+DEFAULT_ROWS = 4
+#: Most rows a vectorized mechanism is asked for so that its footprint can be fitted.
+MAX_ROWS = 1024
+
+
+def _rows_of(data: Any) -> int:
+    shape = np.shape(data)
+    return int(shape[0]) if len(shape) else 0
+
+
+def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: str = "pair", seed: int = 0,
+               rows: int = DEFAULT_ROWS) -> PairCheck:
+    """The gray-box checks of one ordered pair (D, D′) under ``claim``.
+
+    Raises
+    ------
+    ReplayError
+        The mechanism raises, returns a wrong shape, or cannot be replayed (one line, naming it).
+    """
+    started = time.perf_counter()
+    record, _ = execute(mechanism, base, rows, seed=seed)
+    executions = 1
+    elements = Footprint(record).elements
+    wanted = 2 * (elements + SPARE_ROWS)
+    if elements and rows < wanted <= MAX_ROWS:
+        rows = wanted
+        record, _ = execute(mechanism, base, rows, seed=seed)
+        executions += 1
+    replay, _ = execute(mechanism, neighbour, rows, seed=seed + 1, source=record, side="D′")
+    scaled_rows = slice(rows // 2, rows) if elements else None
+    scaled, diverged = execute(mechanism, base, rows, seed=seed + 2, source=record, lam=LAMBDA if elements else 1.0,
+                               scaled_rows=scaled_rows)
+    executions += 2
+    check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2) if elements else slice(None))
+    findings: list[Finding] = []
+    notes: list[str] = []
+    flow = control_flow(record, replay, label, abs(_rows_of(base) - _rows_of(neighbour)))
+    findings += library_sensitivity(record, replay, label)
+    info: dict = {}
+    if flow is not None:
+        findings.insert(0, flow)
+        notes.append("the coupling ends at the first divergent call: the output checks were not made")
+    elif record.output.shape != replay.output.shape:
+        findings.append(Finding(FindingKind.UNNOISED_FLOW, label, CallSite("<output>", 0, "<output>"),
+                                float(replay.output.shape[1]), float(record.output.shape[1]), "output columns",
+                                (), f"the release has {record.output.shape[1]} columns on D and "
+                                f"{replay.output.shape[1]} on D′", {}, exact=True))
+    else:
+        found, more, info = output_checks(record, replay, scaled if elements else None, LAMBDA, claim, label)
+        findings += found
+        notes += more
+    opaque = tuple(dict.fromkeys(call.site for call in record.calls if call.opaque))
+    uncoupled = [call for call in replay.calls if call.primitive == "opendp.Measurement"]
+    if uncoupled and any(not np.array_equal(np.asarray(a.params.get("input")), np.asarray(b.params.get("input")))
+                         for a, b in zip(record.calls, replay.calls) if a.primitive == b.primitive == "opendp.Measurement"):
+        notes.append("an OpenDP measurement received another input on D′: its Rust sampler was drawn afresh, so "
+                     "the outputs it reaches are not coupled and were not checked")
+    seconds = time.perf_counter() - started
+    return PairCheck(label, tuple(findings), tuple(notes), len(record.calls), opaque, executions, seconds,
+                     record.seconds, rows, info)
+
+
+def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = None, *, seed: int = 0,
+                both_orders: bool = True, stop_at_first: bool = False) -> list[PairCheck]:
+    """Gray-box checks of many pairs (``NeighborPair`` or ``(D, D′)``), in both orders by default.
+
+    The entry point for a caller with its own pairs (a sweep's neighbour families, a pair search).
+    """
+    claim = claim if claim is not None else mechanism.claim
+    checks = []
+    for number, pair in enumerate(pairs):
+        base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
+        label = getattr(pair, "label", f"pair {number}")
+        orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
+        for a, b, name in orders:
+            check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
+            checks.append(check)
+            if stop_at_first and check.findings:
+                return checks
+    return checks
+
+
+@dataclass(frozen=True)
+class GrayboxReport:
+    """A gray-box audit: each pair's check, the findings (each with its certification)."""
+
+    mechanism: str
+    claim: str
+    checks: tuple[PairCheck, ...]
+    findings: tuple[Finding, ...]
+    seconds: float
+    seed: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def silent(self) -> bool:
+        """No finding (which is no proof of privacy: docs/graybox.md)."""
+        return not self.findings
+
+    @property
+    def cost_ratio(self) -> float:
+        """Largest ratio of a pair's check time to one execution (its record) of the mechanism."""
+        return max((c.seconds / max(c.execution_seconds, 1e-9) for c in self.checks), default=float("nan"))
+
+    def to_dict(self) -> dict:
+        return {"mechanism": self.mechanism, "claim": self.claim, "seed": self.seed, "seconds": self.seconds,
+                "silent": self.silent, "findings": [f.to_dict() for f in self.findings],
+                "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes)}
+
+    def summary(self) -> str:
+        from ..render.graybox import graybox_lines
+
+        return "\n".join(graybox_lines(self.to_dict()))
+
+
+def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None, seed: int = 0,
+                  certify_findings: bool = True, samples: int = 20_000, confidence: float = 0.95,
+                  statistic: Optional[Any] = None, both_orders: bool = True,
+                  max_certified: int = 3) -> GrayboxReport:
+    """Record/replay every pair of ``scenario``, then certify up to ``max_certified`` findings.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, size, rng)``; never edited, its random calls are intercepted.
+    scenario : Scenario or sequence of pairs
+    claim : Claim, optional
+        Defaults to ``mechanism.claim``.
+    seed : int
+        Seeds the record (the checks themselves draw nothing else).
+    certify_findings : bool
+        Run the certified audit aimed at each finding (:func:`audit.graybox.certify.certify`).
+    samples, confidence, statistic
+        Of those certified audits (``statistic`` for findings that implicate no column).
+    both_orders : bool
+        Check (D′, D) too.
+    max_certified : int
+        Findings certified, the first ones found (one per pair and kind).
+    """
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
+    if not isinstance(samples, (int, np.integer)) or samples < 100:
+        raise ValueError(f"`samples` must be an integer >= 100, got {samples!r}")
+    claim = claim if claim is not None else getattr(mechanism, "claim", None)
+    if claim is None:
+        raise ValueError("`claim` is required: the mechanism has no `claim` attribute")
+    started = time.perf_counter()
+    pairs = list(getattr(scenario, "pairs", scenario))
+    checks = check_pairs(mechanism, pairs, claim, seed=int(seed), both_orders=both_orders)
+    by_label = {}
+    for pair in pairs:
+        base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
+        label = getattr(pair, "label", None) or f"pair {len(by_label) // 2}"
+        by_label[label] = (base, neighbour)
+        by_label[f"{label} (reversed)"] = (neighbour, base)
+    findings: list[Finding] = []
+    certified = set()
+    for check in checks:
+        for finding in check.findings:
+            key = (finding.pair, finding.kind)
+            if certify_findings and len(certified) < max_certified and key not in certified and finding.pair in by_label:
+                from scenarios.scenario import NeighborPair
+
+                base, neighbour = by_label[finding.pair]
+                pair = NeighborPair(np.asarray(base, dtype=np.float64), np.asarray(neighbour, dtype=np.float64),
+                                    finding.pair)
+                try:
+                    finding = replace(finding, certification=certify(
+                        finding, mechanism, pair, claim, samples=samples, seed=int(seed) + len(certified),
+                        confidence=confidence, statistic=statistic))
+                except (ValueError, TypeError) as exc:
+                    finding = replace(finding, detail={**finding.detail, "certification_error": str(exc)})
+                certified.add(key)
+            findings.append(finding)
+    notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
+    return GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks), tuple(findings),
+                         time.perf_counter() - started, int(seed), notes)
+
+
+__all__ += ["ReplayError"]
