@@ -54,7 +54,8 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
         rows = wanted
         record, _ = execute(mechanism, base, rows, seed=seed)
         executions += 1
-    replay, _ = execute(mechanism, neighbour, rows, seed=seed + 1, source=record, side="D′")
+    row_difference = abs(_rows_of(base) - _rows_of(neighbour))
+    replay, _ = execute(mechanism, neighbour, rows, seed=seed + 1, source=record, side="D′", slack=row_difference)
     scaled_rows = slice(rows // 2, rows) if elements else None
     scaled, diverged = execute(mechanism, base, rows, seed=seed + 2, source=record, lam=LAMBDA if elements else 1.0,
                                scaled_rows=scaled_rows)
@@ -62,7 +63,7 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
     check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2) if elements else slice(None))
     findings: list[Finding] = []
     notes: list[str] = []
-    flow = control_flow(record, replay, label, abs(_rows_of(base) - _rows_of(neighbour)))
+    flow = control_flow(record, replay, label, row_difference)
     findings += library_sensitivity(record, replay, label)
     info: dict = {}
     if flow is not None:

@@ -71,33 +71,56 @@ def _short(value: Any) -> str:
     return repr(value)[:40]
 
 
+def _differences(a: RandomCall, b: RandomCall, row_difference: int) -> list[str]:
+    reasons = []
+    if a.primitive != b.primitive:
+        reasons.append("another primitive")
+    if (a.site.file, a.site.line) != (b.site.file, b.site.line):
+        reasons.append("another call site")
+    if not _same(a.calibration(), b.calibration()):
+        changed = [k for k in set(a.calibration()) | set(b.calibration())
+                   if not _same({k: a.params.get(k)}, {k: b.params.get(k)})]
+        reasons.append("calibration " + ", ".join(sorted(changed)))
+    if not _shape_ok(a, b, row_difference):
+        reasons.append("shape")
+    return reasons
+
+
+def _sampling(call: RandomCall) -> bool:
+    return call.primitive.split(">")[-1] in SAMPLING
+
+
 def control_flow(base: Trace, neighbour: Trace, pair: str, row_difference: int) -> Optional[Finding]:
-    """The first call at which the two traces differ, or None."""
-    for a, b in zip(base.calls, neighbour.calls):
-        reasons = []
-        if a.primitive != b.primitive:
-            reasons.append("another primitive")
-        if (a.site.file, a.site.line) != (b.site.file, b.site.line):
-            reasons.append("another call site")
-        if not _same(a.calibration(), b.calibration()):
-            changed = [k for k in set(a.calibration()) | set(b.calibration())
-                       if not _same({k: a.params.get(k)}, {k: b.params.get(k)})]
-            reasons.append("calibration " + ", ".join(sorted(changed)))
-        if not _shape_ok(a, b, row_difference):
-            reasons.append("shape")
-        if reasons:
-            return Finding(FindingKind.CONTROL_FLOW, pair, a.site, math.nan, math.nan, "random call",
-                           (), f"call {a.index} differs on D′ ({'; '.join(reasons)}): D {_side(a)}; D′ {_side(b)}",
-                           {"index": a.index, "base": a.to_dict(), "neighbour": b.to_dict(), "reasons": reasons})
-    if len(base.calls) != len(neighbour.calls):
-        longer = base if len(base.calls) > len(neighbour.calls) else neighbour
-        extra = longer.calls[min(len(base.calls), len(neighbour.calls))]
-        side = "D" if longer is base else "D′"
-        return Finding(FindingKind.CONTROL_FLOW, pair, extra.site, float(len(neighbour.calls)), float(len(base.calls)),
-                       "random calls (D′ against D)", (),
-                       f"{len(base.calls)} random calls on D, {len(neighbour.calls)} on D′: the first call made only on "
-                       f"{side} is {_side(extra)}", {"index": extra.index, "extra": extra.to_dict(), "only_on": side})
-    return None
+    """The first call at which the two traces differ, or None.
+
+    Up to ``row_difference`` per-record draws (:data:`~audit.graybox.trace.SAMPLING`) may be made on
+    one side only: the draws of the record that only one dataset holds.
+    """
+    slack, i, j = row_difference, 0, 0
+    calls_a, calls_b = base.calls, neighbour.calls
+    while i < len(calls_a) and j < len(calls_b):
+        a, b = calls_a[i], calls_b[j]
+        reasons = _differences(a, b, row_difference)
+        if not reasons:
+            i, j = i + 1, j + 1
+            continue
+        if slack and _sampling(b) and (j + 1 >= len(calls_b) or not _differences(a, calls_b[j + 1], row_difference)):
+            slack, j = slack - 1, j + 1
+            continue
+        if slack and _sampling(a) and (i + 1 >= len(calls_a) or not _differences(calls_a[i + 1], b, row_difference)):
+            slack, i = slack - 1, i + 1
+            continue
+        return Finding(FindingKind.CONTROL_FLOW, pair, a.site, math.nan, math.nan, "random call",
+                       (), f"call {a.index} differs on D′ ({'; '.join(reasons)}): D {_side(a)}; D′ {_side(b)}",
+                       {"index": a.index, "base": a.to_dict(), "neighbour": b.to_dict(), "reasons": reasons})
+    rest_a, rest_b = calls_a[i:], calls_b[j:]
+    if (len(rest_a) + len(rest_b) <= slack and all(_sampling(c) for c in rest_a + rest_b)) or not (rest_a or rest_b):
+        return None
+    extra, side = (rest_a[0], "D") if rest_a else (rest_b[0], "D′")
+    return Finding(FindingKind.CONTROL_FLOW, pair, extra.site, float(len(calls_b)), float(len(calls_a)),
+                   "random calls (D′ against D)", (),
+                   f"{len(calls_a)} random calls on D, {len(calls_b)} on D′: the first call made only on "
+                   f"{side} is {_side(extra)}", {"index": extra.index, "extra": extra.to_dict(), "only_on": side})
 
 
 class Footprint:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .trace import CallSite, RandomCall, Trace
+from .trace import SAMPLING, CallSite, RandomCall, Trace
 
 __all__ = ["Tape", "active_tape", "call_site", "as_array"]
 
@@ -106,8 +106,10 @@ class Tape:
     """
 
     def __init__(self, source: Optional[Trace] = None, *, rows: int = 1, lam: float = 1.0,
-                 scaled_rows: Optional[slice] = None) -> None:
+                 scaled_rows: Optional[slice] = None, slack: int = 0) -> None:
         self.source = source
+        self.pointer = 0
+        self.slack = slack
         self.rows = rows
         self.lam = lam
         self.scaled_rows = scaled_rows
@@ -122,9 +124,19 @@ class Tape:
     def _recorded(self, index: int, primitive: str) -> Optional[RandomCall]:
         if self.source is None or self.diverged is not None:
             return None
-        calls = self.source.calls
-        if index < len(calls) and calls[index].primitive == primitive:
-            return calls[index]
+        calls, at = self.source.calls, self.pointer
+        if at < len(calls) and calls[at].primitive == primitive:
+            self.pointer += 1
+            return calls[at]
+        # a per-record draw of a record that only one side holds (up to `slack` of them)
+        if self.slack > 0 and primitive.split(">")[-1] in SAMPLING:
+            self.slack -= 1
+            return None
+        if (self.slack > 0 and at + 1 < len(calls) and calls[at].primitive.split(">")[-1] in SAMPLING
+                and calls[at + 1].primitive == primitive):
+            self.slack -= 1
+            self.pointer += 2
+            return calls[at + 1]
         self.diverged = index
         return None
 
@@ -166,7 +178,7 @@ class Tape:
                     value = record.state  # a value-replayed source answers with what it returned
                 else:
                     value = draw()
-                    if record is not None and self.diverged is None:
+                    if record is not None and get_state is None and self.diverged is None:
                         self.diverged = index
                 if rescale is not None:
                     shape = tuple(np.shape(as_array(value))) if value is not None else ()

@@ -104,8 +104,10 @@ class RandomCall:
         return {k: v for k, v in self.params.items() if k in PROTECTED}
 
     def calibration(self) -> dict:
-        """The parameters that must not depend on the data (scale, std, bounds, size...)."""
-        return {k: v for k, v in self.params.items() if k not in PROTECTED}
+        """The parameters that must not depend on the data (scale, std, bounds, size...); the number
+        of trials of a binomial draw counts records (a per-record sampling), so it is not one."""
+        per_record = self.primitive.split(">")[-1] in SAMPLING
+        return {k: v for k, v in self.params.items() if k not in PROTECTED and not (per_record and k == "n")}
 
     def standardized(self) -> Optional[np.ndarray]:
         """z = (value − loc)/scale of a location-scale call (broadcast to its shape), else None."""
