@@ -199,6 +199,7 @@ def _patch_python(patches: _Patches) -> None:
     patches.set(system, "getrandbits", _value_source("SystemRandom.getrandbits", system.__dict__["getrandbits"],
                                                      opaque=True, params_of=lambda self, k: {"k": k}))
     instance = _random_module._inst
+    patches.set(instance, "gauss_next", None)  # gauss() caches its second value: start every run afresh
     patches.set(_random_module, "random", core.__dict__["random"].__get__(instance))
     patches.set(_random_module, "getrandbits", core.__dict__["getrandbits"].__get__(instance))
     patches.set(os, "urandom", _value_source("os.urandom", os.urandom, opaque=True,
