@@ -38,6 +38,22 @@ def _rows_of(data: Any) -> int:
 
 def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: str = "pair", seed: int = 0,
                rows: int = DEFAULT_ROWS) -> PairCheck:
+    """The gray-box checks of one ordered pair (D, D′) under ``claim`` (:func:`_check_pair`).
+
+    A mechanism whose first execution in the process draws more than later ones (a library that
+    draws an identifier once, a cache filled on first use) fails the reproduction check once; the
+    check is then made again from a new record, and fails for good only if it fails again.
+    """
+    try:
+        return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
+    except ReplayError as first:
+        if "not replayable" not in str(first):
+            raise
+        return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
+
+
+def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: str = "pair", seed: int = 0,
+                rows: int = DEFAULT_ROWS) -> PairCheck:
     """The gray-box checks of one ordered pair (D, D′) under ``claim``.
 
     Raises
@@ -56,11 +72,16 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
         executions += 1
     row_difference = abs(_rows_of(base) - _rows_of(neighbour))
     replay, _ = execute(mechanism, neighbour, rows, seed=seed + 1, source=record, side="D′", slack=row_difference)
-    scaled_rows = slice(rows // 2, rows) if elements else None
-    scaled, diverged = execute(mechanism, base, rows, seed=seed + 2, source=record, lam=LAMBDA if elements else 1.0,
-                               scaled_rows=scaled_rows)
-    executions += 2
-    check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2) if elements else slice(None))
+    if elements:  # the scaled replay: footprint on the second half, reproduction on the first
+        scaled, diverged = execute(mechanism, base, rows, seed=seed + 2, source=record, lam=LAMBDA,
+                                   scaled_rows=slice(rows // 2, rows))
+        check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2))
+        executions += 2
+    else:  # no footprint to fit: reproduce the first half of the rows only (a prefix of the calls)
+        half = max(1, rows // 2)
+        scaled, diverged = execute(mechanism, base, half, seed=seed + 2, source=record)
+        check_reproduced(mechanism, record, scaled, diverged, slice(0, half), prefix=True)
+        executions += 1 + half / rows
     findings: list[Finding] = []
     notes: list[str] = []
     flow = control_flow(record, replay, label, row_difference)

@@ -62,14 +62,19 @@ def execute(mechanism: Any, dataset: Any, rows: int, *, seed: int, source: Optio
     return Trace(tuple(tape.calls), output, rows, seconds), tape.diverged
 
 
-def check_reproduced(mechanism: Any, record: Trace, replay: Trace, diverged: Optional[int], rows: slice) -> None:
-    """Raise if a replay on the record's own input did not make the same calls or give the same output."""
+def check_reproduced(mechanism: Any, record: Trace, replay: Trace, diverged: Optional[int], rows: slice, *,
+                     prefix: bool = False) -> None:
+    """Raise if a replay on the record's own input did not make the same calls (a prefix of them
+    when it was asked for fewer rows) or give the same output on ``rows``."""
     name = mechanism_name(mechanism)
-    if diverged is not None or len(replay.calls) != len(record.calls):
+    count = len(replay.calls) <= len(record.calls) if prefix else len(replay.calls) == len(record.calls)
+    if diverged is not None or not count:
         raise ReplayError(f"{name} is not replayable: {len(record.calls)} random calls when recorded and "
                           f"{len(replay.calls)} when replayed on the same input (first difference at call "
                           f"{diverged if diverged is not None else min(len(record.calls), len(replay.calls))})")
     a, b = record.output[rows], replay.output[rows]
+    if a.shape != b.shape:
+        raise ReplayError(f"{name} is not replayable: its output has shape {b.shape} on replay, {a.shape} when recorded")
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     if not np.all(same):
         r, j = np.argwhere(~same)[0]

@@ -107,7 +107,7 @@ class PairCheck:
     notes: tuple[str, ...]
     calls: int
     opaque_sites: tuple[CallSite, ...]
-    executions: int
+    executions: float
     seconds: float
     execution_seconds: float
     rows: int

@@ -8,8 +8,12 @@ DP libraries, at their Python boundary (the entry the library's own code calls, 
 site is the library line that chose the value and the parameters):
 
 - diffprivlib: ``randomise(value)`` of every mechanism class of ``diffprivlib.mechanisms``, with
-  ``epsilon``, ``delta``, ``sensitivity`` and the protected ``value``; their draws (``SystemRandom``
-  or a ``RandomState``) are intercepted below them;
+  ``epsilon``, ``delta``, ``sensitivity`` and the protected ``value``.  A numeric value is coupled
+  by its *output*: the replay answers with the released value recorded on D whenever the
+  calibration is unchanged, so that whatever the library computes from its earlier noisy releases
+  (a class count, a noisy norm) is the same on D′, and a calibration that still differs was read
+  from the raw data.  A value that is no number (``Vector``'s objective function) is marked, and its
+  draws (``SystemRandom`` or a ``RandomState``) are intercepted below it;
 - Opacus: ``DPOptimizer.add_noise``, with the noise multiplier, the clip norm and, under
   ``loss_reduction="mean"``, the divisor ``expected_batch_size`` the noisy sum is scaled by; its
   ``torch.normal`` draws are intercepted below it;
@@ -138,10 +142,9 @@ def _diffprivlib(patches: Any) -> None:
     mechanisms = sys.modules.get("diffprivlib.mechanisms")
     if mechanisms is None:
         return
-    classes = {getattr(mechanisms, name) for name in dir(mechanisms)}
-    for cls in classes:
-        if not isinstance(cls, type) or "randomise" not in cls.__dict__:
-            continue
+    classes = {id(value): value for value in (getattr(mechanisms, name) for name in dir(mechanisms))
+               if isinstance(value, type) and "randomise" in value.__dict__}
+    for cls in classes.values():
 
         def wrap(base: Any, label: str) -> Any:
             def randomise(self: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
@@ -152,7 +155,11 @@ def _diffprivlib(patches: Any) -> None:
                               if hasattr(self, key)}
                     params = {k: (_plain(v) if not callable(v) else repr(v)) for k, v in params.items()}
                     params["value"] = _plain(value)
-                    tape.mark(f"diffprivlib.{label}.randomise", params, skip=("diffprivlib.mechanisms",))
+                    primitive = f"diffprivlib.{label}.randomise"
+                    if as_array(value) is not None:  # a released value: coupled by its output
+                        return tape.call(primitive, params, lambda: base(self, value, *args, **kwargs),
+                                         skip=("diffprivlib.mechanisms",), couple_output=True)
+                    tape.mark(primitive, params, skip=("diffprivlib.mechanisms",))  # e.g. Vector: its draws follow
                 return base(self, value, *args, **kwargs)
             randomise.__doc__ = base.__doc__
             return randomise

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .trace import SAMPLING, CallSite, RandomCall, Trace
+from .trace import PROTECTED, SAMPLING, CallSite, RandomCall, Trace
 
 __all__ = ["Tape", "active_tape", "call_site", "as_array"]
 
@@ -50,20 +50,22 @@ def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dirs)
 
 
-_ALWAYS_SKIP = ("numpy", "torch", "random", "secrets")
+_ALWAYS_SKIP = ("numpy", "torch")
+_SKIPPED_FILES = ("random", "secrets")
 
 
 def call_site(skip: tuple[str, ...] = ()) -> tuple[CallSite, Optional[str]]:
     """The first frame outside this package, numpy, torch, ``random``, ``secrets`` and ``skip``
     (package names), and the name of the outermost skipped ``random``/``secrets`` function."""
     dirs = _package_dirs(_ALWAYS_SKIP + skip)
-    files = tuple(getattr(sys.modules.get(n), "__file__", "") or "" for n in ("random", "secrets"))
+    files = tuple(os.path.abspath(getattr(sys.modules.get(n), "__file__", "") or "") for n in _SKIPPED_FILES)
     frame = sys._getframe(1)
     helper = None
     while frame is not None:
         filename = frame.f_code.co_filename
         absolute = os.path.abspath(filename)
-        if absolute.startswith(_HERE + os.sep) or absolute.startswith(dirs) or "<frozen" in filename:
+        if (absolute.startswith(_HERE + os.sep) or (dirs and absolute.startswith(dirs)) or absolute in files
+                or "<frozen" in filename):
             if absolute in files:
                 helper = f"{os.path.splitext(os.path.basename(absolute))[0]}.{frame.f_code.co_name}"
             frame = frame.f_back
@@ -151,11 +153,13 @@ class Tape:
     def call(self, primitive: str, params: dict, draw: Callable[[], Any], *,
              get_state: Optional[Callable[[], Any]] = None, set_state: Optional[Callable[[Any], None]] = None,
              rescale: Optional[Callable[[Any, np.ndarray], Any]] = None, skip: tuple[str, ...] = (),
-             opaque: bool = False) -> Any:
+             opaque: bool = False, couple_output: bool = False) -> Any:
         """One intercepted call: record its state and value, or answer it from the record.
 
         ``get_state``/``set_state`` give the source's state (None for a source replayed by value);
         ``rescale(value, factor)`` returns loc + factor·(value − loc) for a location-scale call.
+        ``couple_output``: a replay answers with the recorded output whenever the calibration (every
+        parameter but the protected value) is unchanged, so that what follows sees the same release.
         """
         if self.depth:  # a call made inside another intercepted call belongs to it
             return draw()
@@ -174,7 +178,8 @@ class Tape:
                 if record is not None and get_state is not None:
                     set_state(record.state)
                     value = draw()
-                elif record is not None and _same(record.params, params):
+                elif record is not None and (_same(record.params, params) or (
+                        couple_output and _same(_calibration(record.params), _calibration(params)))):
                     value = record.state  # a value-replayed source answers with what it returned
                 else:
                     value = draw()
@@ -202,6 +207,10 @@ class Tape:
         self.calls.append(RandomCall(len(self.calls), primitive, params, (), site, None, None, False))
         if self.source is not None:
             self._recorded(len(self.calls) - 1, primitive)
+
+
+def _calibration(params: dict) -> dict:
+    return {k: v for k, v in params.items() if k not in PROTECTED}
 
 
 def _same(a: dict, b: dict) -> bool:
