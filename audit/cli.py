@@ -42,6 +42,7 @@ from .parallelism import known_backends
 from .render.files import load_report, report_document, write_reports
 from .render.plots import save_figures
 from .render.tables import format_table, terminal_width
+from .render.graybox import graybox_lines
 from .render.text import error_control_text, figure_stem, refuted_witnesses
 from .report import dumps
 from .settings import AuditSettings, exact_integer, option_type
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="anytime audits: draw in growing rounds and stop as soon as the evidence decides, "
                           "with --samples (or the files' samples) as the maximum (overrides the files' "
                           "[audit] anytime)")
+    run.add_argument("--graybox", action="store_true", default=None,
+                     help="record every random call on D and replay it on D' first: a finding names its call "
+                          "site and the audit is aimed at it (overrides the files' [audit] graybox; docs/graybox.md)")
     run.add_argument("--jobs", type=option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
     run.add_argument("--backend", default="loky", choices=known_backends(), metavar="NAME",
@@ -278,9 +282,10 @@ def _run(args: argparse.Namespace) -> int:
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
                 "jobs": args.jobs, "error_control": control, "anytime": bool(args.anytime),
+                **({"graybox": True} if args.graybox else {}),
                 "backend": args.backend, "resume": args.resume}
     overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
-                 "anytime": args.anytime}
+                 "anytime": args.anytime, "graybox": args.graybox}
     overrides = {name: value for name, value in overrides.items() if value is not None}
     AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
     options = RunSettings(out=out, overrides=overrides,
@@ -351,6 +356,10 @@ def _run(args: argparse.Namespace) -> int:
         witnesses = refuted_witnesses(entries)
         if witnesses:
             print("\n" + "\n".join(line for text in witnesses for line in _fit_lines(text.splitlines())))
+        for entry in entries:  # the gray-box findings, each with its call site (file:line)
+            graybox = (entry.get("report") or {}).get("graybox")
+            if graybox:
+                print(f"\n{entry['name']}: " + "\n".join(graybox_lines(graybox)))
         print("\n" + "\n".join(_fit(error_control_text(control, accuracy=accuracy))))
         where = sys.stdout
     where_line = (f"report: {written['html']}  (also {written['report'].name}, {written['summary'].name}"

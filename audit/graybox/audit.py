@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .execute import LAMBDA, check_reproduced, execute, mechanism_name
 from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .trace import CallSite
 
-__all__ = ["check_pair", "check_pairs", "graybox_audit", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS"]
+__all__ = ["check_pair", "check_pairs", "graybox_audit", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS"]
 
 #: Output rows asked of the mechanism per execution (a loop-based mechanism pays per row).
 DEFAULT_ROWS = 4
@@ -77,8 +77,9 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
                                    scaled_rows=slice(rows // 2, rows))
         check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2))
         executions += 2
-    else:  # no footprint to fit: reproduce the first half of the rows only (a prefix of the calls)
-        half = max(1, rows // 2)
+    else:  # no footprint to fit: reproduce the first half of the rows only (a prefix of the calls),
+        # unless a call is answered by value (its argument may hold one entry per row)
+        half = rows if any(call.by_value for call in record.calls) else max(1, rows // 2)
         scaled, diverged = execute(mechanism, base, half, seed=seed + 2, source=record)
         check_reproduced(mechanism, record, scaled, diverged, slice(0, half), prefix=True)
         executions += 1 + half / rows
@@ -110,6 +111,24 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
                      record.seconds, rows, info)
 
 
+def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:
+    for number, pair in enumerate(pairs):
+        base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
+        yield getattr(pair, "label", None) or f"pair {number}", base, neighbour
+
+
+def pair_of(label: str, scenario: Any) -> Any:
+    """The ``NeighborPair`` a finding's pair label names (``"... (reversed)"``: the other order)."""
+    from scenarios.scenario import NeighborPair
+
+    for name, base, neighbour in _labelled(getattr(scenario, "pairs", scenario)):
+        if label == name:
+            return NeighborPair(np.asarray(base, dtype=np.float64), np.asarray(neighbour, dtype=np.float64), label)
+        if label == f"{name} (reversed)":
+            return NeighborPair(np.asarray(neighbour, dtype=np.float64), np.asarray(base, dtype=np.float64), label)
+    raise ValueError(f"no pair of the scenario is labelled {label!r}")
+
+
 def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = None, *, seed: int = 0,
                 both_orders: bool = True, stop_at_first: bool = False) -> list[PairCheck]:
     """Gray-box checks of many pairs (``NeighborPair`` or ``(D, D′)``), in both orders by default.
@@ -118,9 +137,7 @@ def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = Non
     """
     claim = claim if claim is not None else mechanism.claim
     checks = []
-    for number, pair in enumerate(pairs):
-        base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
-        label = getattr(pair, "label", f"pair {number}")
+    for label, base, neighbour in _labelled(pairs):
         orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
         for a, b, name in orders:
             check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
@@ -197,24 +214,14 @@ def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None,
     started = time.perf_counter()
     pairs = list(getattr(scenario, "pairs", scenario))
     checks = check_pairs(mechanism, pairs, claim, seed=int(seed), both_orders=both_orders)
-    by_label = {}
-    for pair in pairs:
-        base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
-        label = getattr(pair, "label", None) or f"pair {len(by_label) // 2}"
-        by_label[label] = (base, neighbour)
-        by_label[f"{label} (reversed)"] = (neighbour, base)
     findings: list[Finding] = []
     certified = set()
     for check in checks:
         for finding in check.findings:
             key = (finding.pair, finding.kind)
-            if certify_findings and len(certified) < max_certified and key not in certified and finding.pair in by_label:
-                from scenarios.scenario import NeighborPair
-
-                base, neighbour = by_label[finding.pair]
-                pair = NeighborPair(np.asarray(base, dtype=np.float64), np.asarray(neighbour, dtype=np.float64),
-                                    finding.pair)
+            if certify_findings and len(certified) < max_certified and key not in certified:
                 try:
+                    pair = pair_of(finding.pair, pairs)
                     finding = replace(finding, certification=certify(
                         finding, mechanism, pair, claim, samples=samples, seed=int(seed) + len(certified),
                         confidence=confidence, statistic=statistic))

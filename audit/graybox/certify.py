@@ -26,7 +26,7 @@ import numpy as np
 
 from .findings import Certification, Finding, FindingKind
 
-__all__ = ["AimedLinear", "AimedLaplace", "aimed_statistic", "certify"]
+__all__ = ["AimedLinear", "AimedLaplace", "aimed_statistic", "certify", "certification_of"]
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,15 @@ def certify(finding: Finding, mechanism: Any, pair: Any, claim: Any, *, samples:
         chosen = statistic
     report = run_audit(mechanism, [pair], claim=claim, statistic=chosen, samples=samples, seed=seed,
                        confidence=confidence, progress=False, accuracy=False)
-    name = chosen if isinstance(chosen, str) else type(chosen).__name__
+    return certification_of(report, samples, confidence, chosen)
+
+
+def certification_of(report: Any, samples: Any, confidence: float, statistic: Any) -> Certification:
+    """The :class:`Certification` an engine report gives a finding: its bounds, or why none."""
+    name = statistic if isinstance(statistic, str) else type(statistic).__name__
     if str(report.verdict) == "VIOLATED":
         parts = [f"ε ≥ {report.epsilon_lower_bound:.4g} at δ = {report.reference_delta:g}"
-                 if math.isfinite(report.epsilon_lower_bound) or report.epsilon_lower_bound > 0 else None,
+                 if report.epsilon_lower_bound > 0 else None,
                  f"δ ≥ {report.delta_lower_bound:.3g} at ε = {report.reference_epsilon:g}"
                  if report.delta_lower_bound > 0 else None,
                  f"μ ≥ {report.mu_lower_bound:.4g}" if report.mu_lower_bound > 0 else None]
@@ -92,4 +97,4 @@ def certify(finding: Finding, mechanism: Any, pair: Any, claim: Any, *, samples:
         statement = (f"no end-to-end bound certified with {samples} draws per side (statistic {name}): "
                      "post-processing may hide the finding from the release, or the draws were too few")
     return Certification(str(report.verdict), float(report.epsilon_lower_bound), float(report.delta_lower_bound),
-                         float(report.mu_lower_bound), int(samples), float(confidence), name, statement)
+                         float(report.mu_lower_bound), int(samples or 0), float(confidence), name, statement)

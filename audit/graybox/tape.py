@@ -196,7 +196,7 @@ class Tape:
             state = value
         array = as_array(value)
         self.calls.append(RandomCall(index, primitive, params, tuple(np.shape(array)) if array is not None else (),
-                                     site, array, state, opaque))
+                                     site, array, state, opaque, get_state is None))
         return value
 
     def mark(self, primitive: str, params: dict, skip: tuple[str, ...] = ()) -> None:

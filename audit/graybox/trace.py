@@ -83,6 +83,8 @@ class RandomCall:
     opaque : bool
         True for OS entropy (``os.urandom``, ``SystemRandom``, ``secrets``): replayed from the record
         but not reproducible from any seed.
+    by_value : bool
+        True for a call a replay answers with its recorded value (no generator state to restore).
     """
 
     index: int
@@ -93,6 +95,7 @@ class RandomCall:
     value: Optional[np.ndarray] = None
     state: Any = field(default=None, repr=False)
     opaque: bool = False
+    by_value: bool = False
 
     @property
     def family(self) -> Optional[str]:

@@ -14,6 +14,10 @@ from typing import Any
 __all__ = ["graybox_lines", "graybox_markdown", "graybox_html", "site_link"]
 
 
+#: What a finding without a certification says: only the first findings are audited.
+_UNCERTIFIED = "not audited (the certified audit aims at the first finding)"
+
+
 def _site(site: dict) -> str:
     return f"{site.get('file')}:{site.get('line')}"
 
@@ -50,6 +54,10 @@ def graybox_lines(data: dict) -> list[str]:
     return lines
 
 
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
 def graybox_markdown(data: dict) -> str:
     """A ``## Gray-box`` section for summary.md."""
     if not data:
@@ -61,9 +69,9 @@ def graybox_markdown(data: dict) -> str:
         for f in data["findings"]:
             link = site_link(f["site"])
             site = f"[{_site(f['site'])}]({link})" if link else _site(f["site"])
-            cert = f["certification"]["statement"] if f.get("certification") else "not certified"
-            rows.append(f"| {f['kind']} | {site} | {_number(f['measured'])} ({f['quantity']}) | "
-                        f"{_number(f['allowed'])} | {f['pair']} | {cert} |")
+            cert = f["certification"]["statement"] if f.get("certification") else _UNCERTIFIED
+            rows.append(f"| {f['kind']} | {site} | {_number(f['measured'])} ({_cell(f['quantity'])}) | "
+                        f"{_number(f['allowed'])} | {_cell(f['pair'])} | {_cell(cert)} |")
     else:
         rows.append("No finding. Silence is no proof of privacy: the replay sees only the pairs it was given.")
     notes = data.get("notes", [])
@@ -86,7 +94,7 @@ def graybox_html(data: dict) -> str:
             link = site_link(f["site"])
             site = html.escape(_site(f["site"]))
             cell = f"<a href='{html.escape(link)}'>{site}</a>" if link else site
-            cert = html.escape(f["certification"]["statement"]) if f.get("certification") else "not certified"
+            cert = html.escape(f["certification"]["statement"] if f.get("certification") else _UNCERTIFIED)
             parts.append(f"<tr><td>{html.escape(f['kind'])}</td><td>{cell}</td><td>{_number(f['measured'])} "
                          f"({html.escape(f['quantity'])})</td><td>{_number(f['allowed'])}</td>"
                          f"<td>{html.escape(f['pair'])}</td><td>{cert}</td></tr>")
