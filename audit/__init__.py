@@ -7,6 +7,7 @@ quantiles, variance and worst-case error claims.
 
 from .accuracy import AccuracyReport, ColumnAccuracy, run_accuracy_audit
 from .engine import run_audit
+from .graybox.certified import graybox_audit
 from .errors import CheckpointError, CheckpointWarning, MechanismError
 from .intervals import ConfidenceInterval, cp_interval, cp_lower, cp_upper
 from .settings import AuditSettings, SettingsError
@@ -38,6 +39,7 @@ __all__ = [
     "cp_interval",
     "cp_lower",
     "cp_upper",
+    "graybox_audit",
     "run_accuracy_audit",
     "run_audit",
     "__version__",

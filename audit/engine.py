@@ -59,6 +59,7 @@ from .checkpoint import CheckpointKey, load_state
 from .errors import CheckpointWarning, ReproducibilityWarning
 from .fingerprint import value_digest
 from .exact import PLOT_ALPHAS, exact_truth, ratio, versions
+from .graybox.front import graybox_then_audit
 from .executor import make_executor
 from .feasibility import SampleSizeWarning, duration_message, unrefutable_message
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
@@ -148,8 +149,6 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     claim = _resolve_claim(mechanism, claim, name)
     scenario = _resolve_scenario(scenario, claim)
     if settings.graybox:  # record/replay first, then the audit aimed at what it found (audit.graybox.front)
-        from .graybox.front import graybox_then_audit
-
         return graybox_then_audit(run_audit, mechanism, scenario, claim, settings)
     with single_threaded_blas():  # the same numbers in this process as in any worker (audit.sampling)
         return _audit(mechanism, name, claim, scenario, settings, started)

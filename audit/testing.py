@@ -49,6 +49,8 @@ from mechanisms.claims import as_relation
 from mechanisms.validation import check_open_unit
 
 from .engine import run_audit
+from .graybox import check_pairs
+from .render.graybox import graybox_lines
 from .render.text import claim_label, claim_scope
 from .render.witness import witness_lines
 from .report import Verdict
@@ -143,9 +145,6 @@ def assert_no_graybox_finding(mechanism: Any, scenario: Any = None, *, claim: An
     ``scenario`` and ``claim`` default as in :func:`assert_claim`.  Returns the pair checks.
     """
     __tracebackhide__ = True
-    from .graybox import check_pairs
-    from .render.graybox import graybox_lines
-
     claim = claim if claim is not None else mechanism.claim
     if scenario is None:
         scenario = scenarios.counting(getattr(mechanism, "d", 1), relation=as_relation(claim.relation))

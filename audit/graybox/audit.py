@@ -2,9 +2,9 @@
 
 :func:`check_pair` makes the checks of :mod:`audit.graybox.checks` on one pair (three
 executions: the record on D, the replay on D′, the scaled replay on D that also proves the record
-reproducible); :func:`graybox_audit` checks every pair of a scenario (both orders), then runs the
-certified audit aimed at each finding (:mod:`audit.graybox.certify`).  :func:`check_pairs` is the
-entry point for callers that bring their own pairs (the sweep's neighbour families).
+reproducible); :func:`check_pairs` checks many pairs (both orders), the entry point for callers
+that bring their own pairs (the sweep's neighbour families).  The certified audit aimed at each
+finding is :func:`audit.graybox.certified.graybox_audit`.
 
 What a finding proves, and what silence does not, is in docs/graybox.md.
 """
@@ -12,18 +12,21 @@ What a finding proves, and what silence does not, is in docs/graybox.md.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 
-from .certify import certify
+from scenarios.scenario import NeighborPair
+
+from ..render.graybox import graybox_lines
+
 from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, output_checks
 from .execute import LAMBDA, check_reproduced, execute, mechanism_name
 from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .trace import CallSite
 
-__all__ = ["check_pair", "check_pairs", "graybox_audit", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS"]
+__all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
 
 #: Output rows asked of the mechanism per execution (a loop-based mechanism pays per row).
 DEFAULT_ROWS = 4
@@ -119,8 +122,6 @@ def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:
 
 def pair_of(label: str, scenario: Any) -> Any:
     """The ``NeighborPair`` a finding's pair label names (``"... (reversed)"``: the other order)."""
-    from scenarios.scenario import NeighborPair
-
     for name, base, neighbour in _labelled(getattr(scenario, "pairs", scenario)):
         if label == name:
             return NeighborPair(np.asarray(base, dtype=np.float64), np.asarray(neighbour, dtype=np.float64), label)
@@ -145,6 +146,12 @@ def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = Non
             if stop_at_first and check.findings:
                 return checks
     return checks
+
+
+def check_case(case: Any, *, seed: int = 0, both_orders: bool = True) -> list[PairCheck]:
+    """Gray-box checks of a library catalogue's case (``scenarios.libraries``' ``Case``: its
+    mechanism, its scenario's pairs and its claim): what ``dpaudit sweep --graybox`` calls per row."""
+    return check_pairs(case.mechanism, case.scenario.pairs, case.claim, seed=seed, both_orders=both_orders)
 
 
 @dataclass(frozen=True)
@@ -175,63 +182,6 @@ class GrayboxReport:
                 "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes)}
 
     def summary(self) -> str:
-        from ..render.graybox import graybox_lines
-
         return "\n".join(graybox_lines(self.to_dict()))
 
 
-def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None, seed: int = 0,
-                  certify_findings: bool = True, samples: int = 20_000, confidence: float = 0.95,
-                  statistic: Optional[Any] = None, both_orders: bool = True,
-                  max_certified: int = 3) -> GrayboxReport:
-    """Record/replay every pair of ``scenario``, then certify up to ``max_certified`` findings.
-
-    Parameters
-    ----------
-    mechanism : callable
-        ``mechanism(dataset, size, rng)``; never edited, its random calls are intercepted.
-    scenario : Scenario or sequence of pairs
-    claim : Claim, optional
-        Defaults to ``mechanism.claim``.
-    seed : int
-        Seeds the record (the checks themselves draw nothing else).
-    certify_findings : bool
-        Run the certified audit aimed at each finding (:func:`audit.graybox.certify.certify`).
-    samples, confidence, statistic
-        Of those certified audits (``statistic`` for findings that implicate no column).
-    both_orders : bool
-        Check (D′, D) too.
-    max_certified : int
-        Findings certified, the first ones found (one per pair and kind).
-    """
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
-    if not isinstance(samples, (int, np.integer)) or samples < 100:
-        raise ValueError(f"`samples` must be an integer >= 100, got {samples!r}")
-    claim = claim if claim is not None else getattr(mechanism, "claim", None)
-    if claim is None:
-        raise ValueError("`claim` is required: the mechanism has no `claim` attribute")
-    started = time.perf_counter()
-    pairs = list(getattr(scenario, "pairs", scenario))
-    checks = check_pairs(mechanism, pairs, claim, seed=int(seed), both_orders=both_orders)
-    findings: list[Finding] = []
-    certified = set()
-    for check in checks:
-        for finding in check.findings:
-            key = (finding.pair, finding.kind)
-            if certify_findings and len(certified) < max_certified and key not in certified:
-                try:
-                    pair = pair_of(finding.pair, pairs)
-                    finding = replace(finding, certification=certify(
-                        finding, mechanism, pair, claim, samples=samples, seed=int(seed) + len(certified),
-                        confidence=confidence, statistic=statistic))
-                except (ValueError, TypeError) as exc:
-                    finding = replace(finding, detail={**finding.detail, "certification_error": str(exc)})
-                certified.add(key)
-            findings.append(finding)
-    notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
-    return GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks), tuple(findings),
-                         time.perf_counter() - started, int(seed), notes)
-
-
-__all__ += ["ReplayError"]

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from .findings import Certification, Finding, FindingKind
 
-__all__ = ["AimedLinear", "AimedLaplace", "aimed_statistic", "certify", "certification_of"]
+__all__ = ["AimedLinear", "AimedLaplace", "aimed_statistic", "certification_of"]
 
 
 @dataclass(frozen=True)
@@ -67,19 +67,6 @@ def aimed_statistic(finding: Finding) -> Any:
         weights = detail.get("weights") or [1.0 if detail.get("neighbour", 1.0) >= detail.get("base", 0.0) else -1.0]
         return AimedLinear(finding.columns, tuple(float(w) for w in weights))
     return "auto"
-
-
-def certify(finding: Finding, mechanism: Any, pair: Any, claim: Any, *, samples: int, seed: int,
-            confidence: float = 0.95, statistic: Optional[Any] = None) -> Certification:
-    """Run the certified audit aimed at ``finding`` on its pair; return what it certified."""
-    from ..engine import run_audit
-
-    chosen = aimed_statistic(finding)
-    if chosen == "auto" and statistic is not None:
-        chosen = statistic
-    report = run_audit(mechanism, [pair], claim=claim, statistic=chosen, samples=samples, seed=seed,
-                       confidence=confidence, progress=False, accuracy=False)
-    return certification_of(report, samples, confidence, chosen)
 
 
 def certification_of(report: Any, samples: Any, confidence: float, statistic: Any) -> Certification:

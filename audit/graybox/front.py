@@ -13,7 +13,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from .audit import graybox_audit, pair_of
+import time
+
+from .audit import GrayboxReport, check_pairs, pair_of
+from .execute import mechanism_name
 from .certify import aimed_statistic, certification_of
 
 __all__ = ["graybox_then_audit"]
@@ -22,7 +25,12 @@ __all__ = ["graybox_then_audit"]
 def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: Any, claim: Any, settings: Any) -> Any:
     """Gray-box check of ``scenario``'s pairs, then ``run_audit`` aimed at the first finding (or as asked)."""
     plain = dataclasses.replace(settings, graybox=False)
-    found = graybox_audit(mechanism, scenario, claim=claim, seed=settings.seed or 0, certify_findings=False)
+    started = time.perf_counter()
+    checks = check_pairs(mechanism, getattr(scenario, "pairs", scenario), claim, seed=settings.seed or 0)
+    notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
+    found = GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks),
+                          tuple(f for check in checks for f in check.findings), time.perf_counter() - started,
+                          settings.seed or 0, notes)
     if found.silent:
         report = run_audit(mechanism, scenario, claim=claim, settings=plain)
         return dataclasses.replace(report, graybox=found.to_dict())

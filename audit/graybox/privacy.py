@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mechanisms.gdp import gdp_delta
+from mechanisms.zoo.faulty import laplace_product_profile
 
 __all__ = ["gaussian_allowance", "laplace_allowance", "epsilon_grid"]
 
@@ -77,8 +78,6 @@ def gaussian_allowance(mu: float, claim: Any) -> tuple[bool, float, dict]:
 
 
 def _laplace_delta_lower(shifts: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
-    from mechanisms.zoo.faulty import laplace_product_profile
-
     ordered = np.sort(np.abs(shifts))[::-1]
     best = np.zeros_like(epsilon, dtype=np.float64)
     for r in range(1, min(10, ordered.size) + 1):
