@@ -23,6 +23,7 @@ from ..render.graybox import graybox_lines
 
 from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, output_checks
 from .execute import LAMBDA, check_reproduced, execute, mechanism_name
+from .tape import _same
 from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .trace import CallSite
 
@@ -91,9 +92,18 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
     flow = control_flow(record, replay, label, row_difference)
     findings += library_sensitivity(record, replay, label)
     info: dict = {}
+    adaptive, extra = _adaptive(mechanism, base, rows, seed, record, flow) if flow is not None else (False, 0)
+    executions += extra
+    if adaptive:
+        notes.append(f"call {flow.detail['index']} at {flow.site} is calibrated from earlier noise (it changes when "
+                     "only the noise is scaled): an adaptive calibration, not a finding; the coupling ends there")
+        flow = None
+        replay = None
     if flow is not None:
         findings.insert(0, flow)
         notes.append("the coupling ends at the first divergent call: the output checks were not made")
+    elif replay is None:
+        pass
     elif record.output.shape != replay.output.shape:
         findings.append(Finding(FindingKind.UNNOISED_FLOW, label, CallSite("<output>", 0, "<output>"),
                                 float(replay.output.shape[1]), float(record.output.shape[1]), "output columns",
@@ -104,7 +114,7 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
         findings += found
         notes += more
     opaque = tuple(dict.fromkeys(call.site for call in record.calls if call.opaque))
-    uncoupled = [call for call in replay.calls if call.primitive == "opendp.Measurement"]
+    uncoupled = [] if replay is None else [c for c in replay.calls if c.primitive == "opendp.Measurement"]
     if uncoupled and any(not np.array_equal(np.asarray(a.params.get("input")), np.asarray(b.params.get("input")))
                          for a, b in zip(record.calls, replay.calls) if a.primitive == b.primitive == "opendp.Measurement"):
         notes.append("an OpenDP measurement received another input on D′: its Rust sampler was drawn afresh, so "
@@ -112,6 +122,25 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
     seconds = time.perf_counter() - started
     return PairCheck(label, tuple(findings), tuple(notes), len(record.calls), opaque, executions, seconds,
                      record.seconds, rows, info)
+
+
+def _adaptive(mechanism: Any, base: Any, rows: int, seed: int, record: Any, flow: Finding) -> tuple[bool, int]:
+    """Whether the divergent call of ``flow`` is calibrated from earlier *noise* (an adaptive
+    mechanism, e.g. a clip norm updated from a noisy count) rather than from the data: replayed on
+    D with every location-scale draw scaled by λ, its calibration (or an earlier call) changes.
+
+    A call whose calibration reads only the data is unchanged by that replay, so the finding stands.
+    Returns (adaptive, executions made).
+    """
+    index = flow.detail.get("index")
+    if index is None or not any(call.family for call in record.calls[:index]):
+        return False, 0
+    perturbed, _ = execute(mechanism, base, rows, seed=seed + 3, source=record, lam=LAMBDA, scale_all=True)
+    if len(perturbed.calls) <= index:
+        return True, 1
+    before = [a.primitive != b.primitive or not _same(a.calibration(), b.calibration()) or a.shape != b.shape
+              for a, b in zip(record.calls[:index + 1], perturbed.calls[:index + 1])]
+    return any(before), 1
 
 
 def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:

@@ -35,11 +35,12 @@ def mechanism_name(mechanism: Any) -> str:
 
 
 def execute(mechanism: Any, dataset: Any, rows: int, *, seed: int, source: Optional[Trace] = None,
-            lam: float = 1.0, scaled_rows: Optional[slice] = None, side: str = "D", slack: int = 0) -> tuple[Trace, Optional[int]]:
+            lam: float = 1.0, scaled_rows: Optional[slice] = None, side: str = "D", slack: int = 0,
+            scale_all: bool = False) -> tuple[Trace, Optional[int]]:
     """One execution of ``mechanism(dataset, rows, rng)`` under a tape (a record if ``source`` is None)."""
     for _ in range(2):
         loaded = {name for name in WATCHED_MODULES if name in sys.modules}
-        tape = Tape(source, rows=rows, lam=lam, scaled_rows=scaled_rows, slack=slack)
+        tape = Tape(source, rows=rows, lam=lam, scaled_rows=scaled_rows, slack=slack, scale_all=scale_all)
         rng = InterceptedGenerator(np.random.PCG64(seed))
         started = time.perf_counter()
         try:

@@ -105,11 +105,17 @@ class Tape:
         The factor λ applied to the noise of location-scale calls on ``scaled_rows``.
     scaled_rows : slice, optional
         The output rows whose noise is scaled (only calls whose leading dimension is ``rows``).
+    slack : int
+        Per-record draws a replay may make (or skip) beyond the record's: the records that only
+        one of the two datasets holds.
+    scale_all : bool
+        Scale the noise of every location-scale call by λ (whatever its shape).
     """
 
     def __init__(self, source: Optional[Trace] = None, *, rows: int = 1, lam: float = 1.0,
-                 scaled_rows: Optional[slice] = None, slack: int = 0) -> None:
+                 scaled_rows: Optional[slice] = None, slack: int = 0, scale_all: bool = False) -> None:
         self.source = source
+        self.scale_all = scale_all
         self.pointer = 0
         self.slack = slack
         self.rows = rows
@@ -143,7 +149,10 @@ class Tape:
         return None
 
     def factor(self, shape: tuple) -> Optional[np.ndarray]:
-        """Per-row multipliers (λ on ``scaled_rows``, 1 elsewhere) for a call of ``shape``, or None."""
+        """Per-row multipliers (λ on ``scaled_rows``, 1 elsewhere) for a call of ``shape``, or None;
+        λ for every call with ``scale_all``."""
+        if self.scale_all and self.lam != 1.0:
+            return np.asarray(self.lam)
         if self.lam == 1.0 or self.scaled_rows is None or len(shape) == 0 or shape[0] != self.rows or self.rows < 2:
             return None
         factor = np.ones(self.rows)

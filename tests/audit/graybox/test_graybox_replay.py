@@ -169,3 +169,23 @@ def test_zoo_faults_are_pinpointed(name):
     found = [f for pair in scenario.pairs for f in check_pair(mechanism, pair.base, pair.neighbor, mechanism.claim).findings]
     assert found and all(f.kind is FindingKind.SENSITIVITY and f.measured > f.allowed for f in found)
     assert all(not math.isnan(f.measured) and f.site.line > 0 for f in found)
+
+
+def test_a_calibration_read_from_earlier_noise_is_adaptive_not_a_finding():
+    def adaptive(data, size, rng):
+        total = float(np.asarray(data).sum())
+        noisy = total + rng.laplace(0.0, 2.0)  # a released noisy count (ε = 1/2)
+        scale = 2.0 * max(1.0, abs(noisy))  # calibrated from the noisy count: post-processing
+        return np.column_stack([np.full(size, noisy), rng.laplace(0.0, scale, size) + 0.0])
+
+    check = check_pair(adaptive, *_pair(), PureDP(1.0))
+    assert not [f for f in check.findings if f.kind is FindingKind.CONTROL_FLOW]
+    assert any("adaptive calibration" in note for note in check.notes)
+
+    def from_data(data, size, rng):
+        total = float(np.asarray(data).sum())
+        noisy = total + rng.laplace(0.0, 2.0)
+        return np.column_stack([np.full(size, noisy), rng.laplace(0.0, 2.0 * (1.0 + total), size)])
+
+    flow, = [f for f in check_pair(from_data, *_pair(), PureDP(1.0)).findings if f.kind is FindingKind.CONTROL_FLOW]
+    assert "calibration scale" in flow.message and flow.site.function == "from_data"
