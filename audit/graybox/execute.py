@@ -12,6 +12,7 @@ extension's generator) or makes other calls when replayed on the same input.
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from typing import Any, Optional
@@ -42,6 +43,8 @@ def execute(mechanism: Any, dataset: Any, rows: int, *, seed: int, source: Optio
         loaded = {name for name in WATCHED_MODULES if name in sys.modules}
         tape = Tape(source, rows=rows, lam=lam, scaled_rows=scaled_rows, slack=slack, scale_all=scale_all)
         rng = InterceptedGenerator(np.random.PCG64(seed))
+        collecting = gc.isenabled()
+        gc.disable()  # a record holds many small objects: the collector would rescan them at every call
         started = time.perf_counter()
         try:
             with intercepting(tape):
@@ -52,6 +55,9 @@ def execute(mechanism: Any, dataset: Any, rows: int, *, seed: int, source: Optio
             kind = "replay" if source is not None else "record"
             raise ReplayError(f"{mechanism_name(mechanism)} raised {type(exc).__name__} on {side} ({kind}): "
                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        finally:
+            if collecting:
+                gc.enable()
         seconds = time.perf_counter() - started
         if {name for name in WATCHED_MODULES if name in sys.modules} == loaded:
             break  # a library imported during the run was not patched: run once more with it patched

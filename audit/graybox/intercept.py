@@ -33,7 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import libraries
-from .tape import Tape, _set_active, active_tape
+from .tape import Tape, _set_active, active_tape, clear_site_cache
 
 __all__ = ["InterceptedGenerator", "intercepting", "GENERATOR_METHODS"]
 
@@ -213,6 +213,7 @@ def intercepting(tape: Tape) -> Iterator[Tape]:
     if active_tape() is not None:
         raise RuntimeError("a gray-box run is already active in this thread: runs do not nest")
     patches = _Patches()
+    clear_site_cache()
     _set_active(tape)
     try:
         _patch_numpy(patches)

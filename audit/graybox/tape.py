@@ -25,7 +25,7 @@ import numpy as np
 
 from .trace import PROTECTED, SAMPLING, CallSite, RandomCall, Trace
 
-__all__ = ["Tape", "active_tape", "call_site", "as_array"]
+__all__ = ["Tape", "active_tape", "call_site", "as_array", "clear_site_cache"]
 
 _LOCAL = threading.local()
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,23 +54,44 @@ _ALWAYS_SKIP = ("numpy", "torch")
 _SKIPPED_FILES = ("random", "secrets")
 
 
+#: filename → (skipped, helper module) per ``skip`` tuple; cleared when a run starts (modules may load).
+_CLASSIFIED: dict[tuple, dict[str, tuple[bool, Optional[str]]]] = {}
+
+
+def clear_site_cache() -> None:
+    """Forget the classification of source files (a module imported since may be skipped now)."""
+    _CLASSIFIED.clear()
+
+
+def _classify(filename: str, skip: tuple[str, ...]) -> tuple[bool, Optional[str]]:
+    table = _CLASSIFIED.setdefault(skip, {})
+    known = table.get(filename)
+    if known is not None:
+        return known
+    dirs = _package_dirs(_ALWAYS_SKIP + skip)
+    files = {os.path.abspath(getattr(sys.modules.get(n), "__file__", "") or ""): n for n in _SKIPPED_FILES}
+    absolute = os.path.abspath(filename)
+    helper = files.get(absolute)
+    skipped = (absolute.startswith(_HERE + os.sep) or bool(dirs and absolute.startswith(dirs)) or helper is not None
+               or "<frozen" in filename)
+    table[filename] = (skipped, helper)
+    return skipped, helper
+
+
 def call_site(skip: tuple[str, ...] = ()) -> tuple[CallSite, Optional[str]]:
     """The first frame outside this package, numpy, torch, ``random``, ``secrets`` and ``skip``
     (package names), and the name of the outermost skipped ``random``/``secrets`` function."""
-    dirs = _package_dirs(_ALWAYS_SKIP + skip)
-    files = tuple(os.path.abspath(getattr(sys.modules.get(n), "__file__", "") or "") for n in _SKIPPED_FILES)
     frame = sys._getframe(1)
     helper = None
     while frame is not None:
-        filename = frame.f_code.co_filename
-        absolute = os.path.abspath(filename)
-        if (absolute.startswith(_HERE + os.sep) or (dirs and absolute.startswith(dirs)) or absolute in files
-                or "<frozen" in filename):
-            if absolute in files:
-                helper = f"{os.path.splitext(os.path.basename(absolute))[0]}.{frame.f_code.co_name}"
+        code = frame.f_code
+        skipped, module = _classify(code.co_filename, skip)
+        if skipped:
+            if module is not None:
+                helper = f"{module}.{code.co_name}"
             frame = frame.f_back
             continue
-        return CallSite(filename, frame.f_lineno, frame.f_code.co_name), helper
+        return CallSite(code.co_filename, frame.f_lineno, code.co_name), helper
     return CallSite("<unknown>", 0, "<unknown>"), helper
 
 
