@@ -6,9 +6,9 @@ so its exact privacy on the pair is a *lower* bound on the mechanism's (Dwork & 
 Prop. 2.1): a projection that violates the claim falsifies the claim.
 
 - Gaussian z: the projection is N(f, WWᵀ) against N(f′, WWᵀ), whose trade-off curve is exactly
-  G_μ with μ = ‖Δ‖ in the Mahalanobis norm, μ² = Δᵀ(WWᵀ)⁺Δ (Dong, Roth & Su 2022, Thm 2.7 after
-  whitening), if Δ = f′ − f lies in the range of WWᵀ (else a direction without noise separates
-  them: δ = 1).  The claim affords μ_claim (a μ-GDP claim), or the largest μ whose profile
+  G_μ with μ = ‖Δ‖ in the Mahalanobis norm, μ² = Δᵀ(WWᵀ)⁺Δ (after whitening, a Gaussian shift
+  of that norm: Dong, Roth & Su 2022), if Δ = f′ − f lies in the range of WWᵀ (else a direction
+  without noise separates them: δ = 1).  The claim affords μ_claim (a μ-GDP claim), or the largest μ whose profile
   δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8) stays below the claim's
   δ(ε) at every ε checked (for an (ε, δ) claim: δ_μ(ε) ≤ δ, which is exact since G_μ ≥ f_{ε,δ}
   iff δ_μ(ε) ≤ δ).

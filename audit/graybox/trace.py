@@ -8,7 +8,7 @@ site.  A :class:`Trace` is the ordered list of one execution's calls with the ex
 
 The state a call consumed (the bit generator's state before it, or the bytes it returned) is
 kept in ``state`` so that a replay can answer the same call from it: identical randomness, in the
-sense of Cebere, Bellet & Papernot's record/replay (*Re:cord-play*, PoPETs 2026), without the
+sense of the record/replay of Re:cord-play (Cebere et al., PoPETs 2026), without the
 mechanism having to honour the ``rng`` it is given.
 """
 
