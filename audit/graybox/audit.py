@@ -11,6 +11,7 @@ What a finding proves, and what silence does not, is in docs/graybox.md.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional
@@ -121,6 +122,9 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
         found, more, info = output_checks(record, replay, scaled if elements else None, LAMBDA, claim, label)
         findings += found
         notes += more
+    findings, confirm_notes, extra = _confirm_constant(mechanism, base, neighbour, record, findings, seed)
+    notes += confirm_notes
+    executions += extra
     opaque = tuple(dict.fromkeys(call.site for call in record.calls if call.opaque))
     uncoupled = [] if replay is None else [c for c in replay.calls if c.primitive == "opendp.Measurement"]
     if uncoupled and any(not np.array_equal(np.asarray(a.params.get("input")), np.asarray(b.params.get("input")))
@@ -149,6 +153,42 @@ def _adaptive(mechanism: Any, base: Any, rows: int, seed: int, record: Any, flow
     before = [a.primitive != b.primitive or not _same(a.calibration(), b.calibration()) or a.shape != b.shape
               for a, b in zip(record.calls[:index + 1], perturbed.calls[:index + 1])]
     return any(before), 1
+
+
+#: Rows of the fresh runs that confirm a column seen constant on the check's rows.
+CONFIRM_ROWS = 256
+#: A mechanism whose record took longer than this is not run again to confirm (seconds).
+CONFIRM_BUDGET = 0.05
+
+
+def _confirm_constant(mechanism: Any, base: Any, neighbour: Any, record: Any, findings: list[Finding],
+                      seed: int) -> tuple[list[Finding], list[str], float]:
+    """Fresh runs of :data:`CONFIRM_ROWS` rows on D and D′ for each column an unnoised-flow
+    finding saw constant on the check's few rows (randomness, e.g. a discrete draw, can repeat on
+    a few rows): the finding stands if the column is constant on every row of both and still
+    differs.  A mechanism too slow to run again keeps the finding, marked as seen on few rows."""
+    candidates = [f for f in findings if f.kind is FindingKind.UNNOISED_FLOW and "constant_rows" in f.detail
+                  and record.calls]
+    if not candidates:
+        return findings, [], 0
+    if record.seconds > CONFIRM_BUDGET:
+        return findings, [f"output column(s) {sorted({c for f in candidates for c in f.columns})} were constant on "
+                          f"{record.rows} rows only (too slow to confirm on more)"], 0
+    wide, _ = execute(mechanism, base, CONFIRM_ROWS, seed=seed + 5)
+    wide2, _ = execute(mechanism, neighbour, CONFIRM_ROWS, seed=seed + 6, side="D′")
+    kept, notes = [], []
+    for finding in findings:
+        if finding in candidates:
+            j = finding.columns[0]
+            a, b = wide.output[:, j], wide2.output[:, j]
+            if np.all(a == a[0]) and np.all(b == b[0]) and a[0] != b[0]:
+                finding = dataclasses.replace(finding, detail={**finding.detail, "constant_rows": CONFIRM_ROWS})
+            else:
+                notes.append(f"output column {j} was constant on {record.rows} rows but varies over "
+                             f"{CONFIRM_ROWS} fresh rows: randomness reaches it, not a finding")
+                continue
+        kept.append(finding)
+    return kept, notes, 2 * CONFIRM_ROWS / record.rows
 
 
 def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:

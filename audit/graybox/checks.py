@@ -196,7 +196,8 @@ def output_checks(base: Trace, neighbour: Trace, scaled: Optional[Trace], lam: f
             FindingKind.UNNOISED_FLOW, pair, CallSite("<output>", 0, f"column {j}"), float(abs(delta[j])), 0.0,
             "|Δy| with no noise", (int(j),),
             f"output column {j} is {y[0, j]:.6g} on D and {y2[0, j]:.6g} on D′ with no noise on it ({cause})",
-            {"base": float(y[0, j]), "neighbour": float(y2[0, j])}, exact=not base.calls))
+            {"base": float(y[0, j]), "neighbour": float(y2[0, j]), "constant_rows": base.rows},
+            exact=not base.calls))
     info: dict = {"moved_columns": [int(j) for j in np.flatnonzero(moved)]}
     if scaled is None or base.rows < 2:
         if np.any(moved & ~(fixed_base & fixed_neighbour)):
