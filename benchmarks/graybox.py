@@ -67,13 +67,14 @@ IN_SCOPE = {
     "dpsgd-unscaled-noise": (False, "a noise constant (σ not σC) under subsampling"),
     "dpsgd-shuffling": (False, "the sampling scheme against the accountant's"),
     "dpsgd-accountant-half-steps": (False, "the accountant's step count"),
-    "torch:shuffled-batches": (False, "the sampling scheme against the accountant's"),
+    "torch:shuffled-batches": (False, "the sampling scheme against the accountant's (the shuffled loader's "
+                                      "calls also follow the number of rows, which a replay reports)"),
     "torch:mean-reduction": (True, "control flow: the divisor int(len(dataset)·q) read from the data"),
     "torch:batch-clipping": (False, "sensitivity through subsampling (see dpsgd-batch-clipping)"),
     "torch:unscaled-noise": (False, "a noise constant (σ not σC)"),
     "torch:virtual-steps": (False, "noise σ/√k per released step: a constant"),
-    "torch:unnoised-parameter-group": (False, "a parameter group outside the noised optimizer: its update "
-                                               "moves nonlinearly (no footprint), not checked"),
+    "torch:unnoised-parameter-group": (True, "unnoised flow: a parameter group outside the noised optimizer "
+                                              "(the probe's update carries no noise)"),
     "torch:noise-before-clipping": (True, "control flow: one noise vector per example (shape follows the batch)"),
 }
 

@@ -82,10 +82,12 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
                                    scaled_rows=slice(rows // 2, rows))
         check_reproduced(mechanism, record, scaled, diverged, slice(0, rows // 2))
         executions += 2
-    else:  # no footprint to fit: reproduce the first half of the rows only (a prefix of the calls),
-        # unless a call is answered by value (its argument may hold one entry per row)
+    else:  # no footprint to fit: reproduce the first quarter of the rows only (a prefix of the calls),
+        # unless a call answered by value holds one entry per row (a batched library call)
         # and a vectorized sampler whose draws depend on how many rows it is asked for
-        half = rows if any(call.by_value for call in record.calls) else max(1, rows // 2)
+        batched = any(call.by_value and any(np.ndim(v) and np.shape(v)[0] == rows for v in call.params.values()
+                                            if isinstance(v, np.ndarray)) for call in record.calls)
+        half = rows if batched else max(1, rows // 4)
         scaled, diverged = execute(mechanism, base, half, seed=seed + 2, source=record)
         executions += 1 + half / rows
         try:
