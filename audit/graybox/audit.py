@@ -23,8 +23,8 @@ from scenarios.scenario import NeighborPair
 from ..render.graybox import graybox_lines
 
 from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, output_checks
-from .execute import LAMBDA, check_reproduced, execute, mechanism_name
-from .tape import _same
+from .execute import LAMBDA, check_reproduced, execute
+from .tape import same_params
 from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .trace import CallSite
 
@@ -152,7 +152,7 @@ def _adaptive(mechanism: Any, base: Any, rows: int, seed: int, record: Any, flow
     perturbed, _ = execute(mechanism, base, rows, seed=seed + 3, source=record, lam=LAMBDA, scale_all=True)
     if len(perturbed.calls) <= index:
         return True, 1
-    before = [a.primitive != b.primitive or not _same(a.calibration(), b.calibration()) or a.shape != b.shape
+    before = [a.primitive != b.primitive or not same_params(a.calibration(), b.calibration()) or a.shape != b.shape
               for a, b in zip(record.calls[:index + 1], perturbed.calls[:index + 1])]
     return any(before), 1
 

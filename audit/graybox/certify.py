@@ -18,7 +18,6 @@ release, or the draws were too few).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 

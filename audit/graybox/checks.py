@@ -37,7 +37,7 @@ import numpy as np
 
 from .findings import Finding, FindingKind
 from .privacy import gaussian_allowance, laplace_allowance
-from .tape import _same
+from .tape import same_params
 from .trace import SAMPLING, CallSite, RandomCall, Trace
 
 __all__ = ["control_flow", "footprint", "output_checks", "library_sensitivity", "Footprint"]
@@ -77,9 +77,9 @@ def _differences(a: RandomCall, b: RandomCall, row_difference: int) -> list[str]
         reasons.append("another primitive")
     if (a.site.file, a.site.line) != (b.site.file, b.site.line):
         reasons.append("another call site")
-    if not _same(a.calibration(), b.calibration()):
+    if not same_params(a.calibration(), b.calibration()):
         changed = [k for k in set(a.calibration()) | set(b.calibration())
-                   if not _same({k: a.params.get(k)}, {k: b.params.get(k)})]
+                   if not same_params({k: a.params.get(k)}, {k: b.params.get(k)})]
         reasons.append("calibration " + ", ".join(sorted(changed)))
     if not _shape_ok(a, b, row_difference):
         reasons.append("shape")

@@ -25,7 +25,7 @@ import numpy as np
 
 from .trace import PROTECTED, SAMPLING, CallSite, RandomCall, Trace
 
-__all__ = ["Tape", "active_tape", "call_site", "as_array", "clear_site_cache"]
+__all__ = ["Tape", "active_tape", "call_site", "as_array", "clear_site_cache", "same_params"]
 
 _LOCAL = threading.local()
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -208,8 +208,8 @@ class Tape:
                 if record is not None and get_state is not None:
                     set_state(record.state)
                     value = draw()
-                elif record is not None and (_same(record.params, params) or (
-                        couple_output and _same(_calibration(record.params), _calibration(params)))):
+                elif record is not None and (same_params(record.params, params) or (
+                        couple_output and same_params(_calibration(record.params), _calibration(params)))):
                     value = record.state  # a value-replayed source answers with what it returned
                 else:
                     value = draw()
@@ -243,7 +243,8 @@ def _calibration(params: dict) -> dict:
     return {k: v for k, v in params.items() if k not in PROTECTED}
 
 
-def _same(a: dict, b: dict) -> bool:
+def same_params(a: dict, b: dict) -> bool:
+    """Whether two calls' parameters are equal (arrays elementwise, NaN unequal)."""
     if a.keys() != b.keys():
         return False
     for key in a:
