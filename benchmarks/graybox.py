@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -266,7 +267,10 @@ def _number(value: Any, digits: int = 4) -> str:
 
 
 def markdown(result: dict) -> str:
-    lines = ["# Gray-box record/replay", "", f"Seed {result['seed']}; quick = {result['quick']}.", "",
+    lines = ["# Gray-box record/replay", "",
+             f"Seed {result['seed']}; quick = {result['quick']}; {result['cpus']} CPUs shared, load average "
+             f"{result['load_average_start']:.1f} at the start and {result['load_average_end']:.1f} at the end "
+             "(times are wall-clock on that machine).", "",
              "## Zoo: faults pinpointed and certified", "",
              "| fault | cause a replay checks? | found | kind | call site | measured | allowed | executions per pair "
              "| seconds | certified audit aimed at it |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -310,7 +314,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    result = {"seed": args.seed, "quick": args.quick}
+    result = {"seed": args.seed, "quick": args.quick, "load_average_start": os.getloadavg()[0],
+              "cpus": os.cpu_count()}
     for section, build in (("zoo", lambda: zoo_rows(args.quick, args.seed)),
                            ("suite", lambda: suite_rows(args.quick, args.seed)),
                            ("libraries", lambda: library_rows(args.quick, args.seed)),
@@ -319,6 +324,7 @@ def main(argv=None) -> int:
         started = time.perf_counter()
         result[section] = build()
         print(f"{section}: {len(result[section])} rows in {time.perf_counter() - started:.1f}s", flush=True)
+    result["load_average_end"] = os.getloadavg()[0]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "graybox.json").write_text(json.dumps(result, indent=1, default=float))
     text = markdown(result)
