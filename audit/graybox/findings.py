@@ -100,7 +100,29 @@ class Finding:
 
 @dataclass(frozen=True)
 class PairCheck:
-    """The gray-box check of one pair: findings, what was not covered, and what it cost."""
+    """The gray-box check of one pair: findings, what was not covered, and what it cost.
+
+    Attributes
+    ----------
+    pair : str
+    findings : tuple[Finding, ...]
+    notes : tuple[str, ...]
+        What the check did not cover (no footprint, nonlinear columns, adaptive calibrations,
+        uncoupled OpenDP calls, a coupling ended by a divergent call).
+    calls : int
+        Random calls in the record.
+    opaque_sites : tuple[CallSite, ...]
+        Where OS entropy or a Rust sampler was drawn (replayed by value).
+    executions : float
+        Calls of the mechanism the check made, a call on a fraction of the rows counted as that
+        fraction (a loop mechanism pays per row).
+    seconds, execution_seconds : float
+        The check's wall-clock time, and the record's (one execution, intercepted).
+    rows : int
+        Output rows asked for per execution.
+    detail : dict
+        The footprint's summary (moved columns, noise elements, μ or ε measured and allowed).
+    """
 
     pair: str
     findings: tuple[Finding, ...]
