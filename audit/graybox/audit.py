@@ -86,7 +86,7 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
         # unless a call answered by value holds one entry per row (a batched library call)
         # and a vectorized sampler whose draws depend on how many rows it is asked for
         batched = any(call.by_value and any(np.ndim(v) and np.shape(v)[0] == rows for v in call.params.values()
-                                            if isinstance(v, np.ndarray)) for call in record.calls)
+                                            if isinstance(v, (np.ndarray, list, tuple))) for call in record.calls)
         half = rows if batched else max(1, rows // 4)
         scaled, diverged = execute(mechanism, base, half, seed=seed + 2, source=record)
         executions += 1 + half / rows
