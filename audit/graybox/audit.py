@@ -22,7 +22,7 @@ from scenarios.scenario import NeighborPair
 
 from ..render.graybox import graybox_lines
 
-from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, output_checks
+from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, one_sided, output_checks
 from .execute import LAMBDA, check_reproduced, execute
 from .tape import same_params
 from .findings import Finding, FindingKind, PairCheck, ReplayError
@@ -124,7 +124,7 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
         found, more, info = output_checks(record, replay, scaled if elements else None, LAMBDA, claim, label)
         findings += found
         notes += more
-    findings, confirm_notes, extra = _confirm_constant(mechanism, base, neighbour, record, findings, seed)
+    findings, confirm_notes, extra = _confirm_constant(mechanism, base, neighbour, record, findings, seed, claim)
     notes += confirm_notes
     executions += extra
     opaque = tuple(dict.fromkeys(call.site for call in record.calls if call.opaque))
@@ -164,7 +164,7 @@ CONFIRM_BUDGET = 0.05
 
 
 def _confirm_constant(mechanism: Any, base: Any, neighbour: Any, record: Any, findings: list[Finding],
-                      seed: int) -> tuple[list[Finding], list[str], float]:
+                      seed: int, claim: Any) -> tuple[list[Finding], list[str], float]:
     """Fresh runs of :data:`CONFIRM_ROWS` rows on D and D′ for each column an unnoised-flow
     finding saw constant on the check's few rows (randomness, e.g. a discrete draw, can repeat on
     a few rows): the finding stands if the column is constant on every row of both and still
@@ -183,7 +183,11 @@ def _confirm_constant(mechanism: Any, base: Any, neighbour: Any, record: Any, fi
         if finding in candidates:
             j = finding.columns[0]
             a, b = wide.output[:, j], wide2.output[:, j]
-            if np.all(a == a[0]) and np.all(b == b[0]) and a[0] != b[0]:
+            if finding.detail.get("one_sided"):
+                confirmed = np.all(a == a[0]) and one_sided(a, b, claim, finding.pair, j) is not None
+            else:
+                confirmed = np.all(a == a[0]) and np.all(b == b[0]) and a[0] != b[0]
+            if confirmed:
                 finding = dataclasses.replace(finding, detail={**finding.detail, "constant_rows": CONFIRM_ROWS})
             else:
                 notes.append(f"output column {j} was constant on {record.rows} rows but varies over "

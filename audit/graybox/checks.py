@@ -34,13 +34,14 @@ import math
 from typing import Any, Optional
 
 import numpy as np
+from scipy import stats
 
 from .findings import Finding, FindingKind
 from .privacy import gaussian_allowance, laplace_allowance
 from .tape import same_params
 from .trace import SAMPLING, CallSite, RandomCall, Trace
 
-__all__ = ["control_flow", "footprint", "output_checks", "library_sensitivity", "Footprint"]
+__all__ = ["control_flow", "footprint", "output_checks", "library_sensitivity", "one_sided", "Footprint"]
 
 #: Relative tolerance of "exact" in the footprint fits (floating-point rounding of the mechanism).
 FIT_TOLERANCE = 1e-7
@@ -198,6 +199,10 @@ def output_checks(base: Trace, neighbour: Trace, scaled: Optional[Trace], lam: f
             f"output column {j} is {y[0, j]:.6g} on D and {y2[0, j]:.6g} on D′ with no noise on it ({cause})",
             {"base": float(y[0, j]), "neighbour": float(y2[0, j]), "constant_rows": base.rows},
             exact=not base.calls))
+    for j in np.flatnonzero(moved & fixed_base & ~fixed_neighbour):
+        finding = one_sided(y[:, j], y2[:, j], claim, pair, int(j))
+        if finding is not None:
+            findings.append(finding)
     info: dict = {"moved_columns": [int(j) for j in np.flatnonzero(moved)]}
     if scaled is None or base.rows < 2:
         if np.any(moved & ~(fixed_base & fixed_neighbour)):
@@ -247,6 +252,32 @@ def output_checks(base: Trace, neighbour: Trace, scaled: Optional[Trace], lam: f
         else:
             notes.append("Laplace noise shared between columns: its sensitivity was not checked")
     return findings, notes, info
+
+
+#: Level of the one-sided Clopper–Pearson bound on how often D′ leaves the value D always takes.
+ONE_SIDED_LEVEL = 1e-3
+
+
+def one_sided(base: np.ndarray, neighbour: np.ndarray, claim: Any, pair: str, column: int) -> Optional[Finding]:
+    """An unnoised column on D that moves on D′: D gives the same value c on every row (no noise
+    reaches it), D′ leaves c on k of its m rows.  Were c certain on D, any (ε, δ) claim would need
+    P_D′(y ≠ c) ≤ δ; the finding is made when the one-sided Clopper–Pearson lower bound on that
+    probability (level :data:`ONE_SIDED_LEVEL`) exceeds the claim's δ at its ε, so that a correct
+    mechanism whose rare event has probability ≤ δ (a stability-based histogram's new bin) is not
+    named.  It rests on the rows seen (``exact`` is False); the certified audit settles it."""
+    c = base[0]
+    left = int(np.sum(neighbour != c))
+    m = neighbour.size
+    lower = float(stats.beta.ppf(ONE_SIDED_LEVEL, left, m - left + 1)) if left else 0.0
+    allowed = float(np.asarray(claim.delta_at(claim.epsilon)))
+    if lower <= allowed:
+        return None
+    return Finding(FindingKind.UNNOISED_FLOW, pair, CallSite("<output>", 0, f"column {column}"), left / m, allowed,
+                   "fraction of D′ rows leaving D's constant", (column,),
+                   f"output column {column} is {c:.6g} on every row of D (no noise reaches it) but leaves it on "
+                   f"{left} of {m} rows of D′ (99.9% lower bound {lower:.3g} > δ = {allowed:.3g})",
+                   {"base": float(c), "changed_rows": left, "rows": m, "one_sided": True,
+                    "constant_rows": base.size, "weights": [1.0 if np.mean(neighbour) >= c else -1.0]})
 
 
 def _gaussian(model: Footprint, weights: np.ndarray, delta: np.ndarray, columns: np.ndarray, claim: Any,

@@ -189,3 +189,21 @@ def test_a_calibration_read_from_earlier_noise_is_adaptive_not_a_finding():
 
     flow, = [f for f in check_pair(from_data, *_pair(), PureDP(1.0)).findings if f.kind is FindingKind.CONTROL_FLOW]
     assert "calibration scale" in flow.message and flow.site.function == "from_data"
+
+
+@pytest.mark.parametrize("rate, found", [(0.5, True), (1e-4, False)])
+def test_a_column_fixed_on_d_that_often_moves_on_d_prime_is_unnoised(rate, found):
+    # Column 0 is 0 on D whatever the draws; on D′ it is 1 with probability `rate`, from a uniform.
+    # rate ½: on 4 rows (then 256 fresh rows) the 99.9% Clopper–Pearson lower bound on P_D′(y ≠ 0)
+    # exceeds δ = 1e-3 unless fewer than ~5 of 256 rows move (probability < 1e-60); rate 1e-4:
+    # the bound stays below δ unless ≥ 2 of 4 rows move (probability < 1e-7).  Seeded anyway.
+    def leaky(data, size, rng):
+        u = rng.random(size)
+        moved = (u < rate) if np.asarray(data).shape[0] > 3 else np.zeros(size, dtype=bool)
+        return np.column_stack([moved.astype(float), rng.laplace(0.0, 1.0, size)])
+
+    findings = [f for f in check_pair(leaky, *_pair(), ApproxDP(1.0, 1e-3)).findings
+                if f.kind is FindingKind.UNNOISED_FLOW]
+    assert bool(findings) is found
+    if found:
+        assert findings[0].columns == (0,) and findings[0].detail["constant_rows"] == 256
