@@ -26,6 +26,7 @@ from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, on
 from .execute import LAMBDA, check_reproduced, execute
 from .tape import same_params
 from .findings import Finding, FindingKind, PairCheck, ReplayError
+from .intercept import holding
 from .trace import CallSite
 
 __all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
@@ -49,12 +50,13 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
     draws an identifier once, a cache filled on first use) fails the reproduction check once; the
     check is then made again from a new record, and fails for good only if it fails again.
     """
-    try:
-        return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
-    except ReplayError as first:
-        if "not replayable" not in str(first):
-            raise
-        return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
+    with holding():  # the patches stay installed over the pair's executions
+        try:
+            return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
+        except ReplayError as first:
+            if "not replayable" not in str(first):
+                raise
+            return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
 
 
 def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: str = "pair", seed: int = 0,

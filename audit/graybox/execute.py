@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .findings import ReplayError
-from .intercept import InterceptedGenerator, intercepting
+from .intercept import InterceptedGenerator, intercepting, reinstall
 from .libraries import WATCHED_MODULES
 from .tape import Tape
 from .trace import Trace
@@ -60,7 +60,8 @@ def execute(mechanism: Any, dataset: Any, rows: int, *, seed: int, source: Optio
                 gc.enable()
         seconds = time.perf_counter() - started
         if {name for name in WATCHED_MODULES if name in sys.modules} == loaded:
-            break  # a library imported during the run was not patched: run once more with it patched
+            break
+        reinstall()  # a library imported during the run was not patched: run once more with it patched
     output = np.asarray(output, dtype=np.float64) if not isinstance(output, np.ndarray) else output.astype(np.float64)
     if output.ndim == 1 and output.shape[0] == rows:
         output = output[:, None]

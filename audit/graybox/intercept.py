@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import random as _random_module
 from typing import Any, Iterator
 
@@ -35,7 +36,7 @@ import numpy as np
 from . import libraries
 from .tape import Tape, _set_active, active_tape, clear_site_cache
 
-__all__ = ["InterceptedGenerator", "intercepting", "GENERATOR_METHODS"]
+__all__ = ["InterceptedGenerator", "intercepting", "holding", "reinstall", "GENERATOR_METHODS"]
 
 #: Parameter names of the numpy ``Generator``/``RandomState`` methods that are intercepted.
 GENERATOR_METHODS: dict[str, tuple[str, ...]] = {
@@ -199,28 +200,64 @@ def _patch_python(patches: _Patches) -> None:
     patches.set(system, "getrandbits", _value_source("SystemRandom.getrandbits", system.__dict__["getrandbits"],
                                                      opaque=True, params_of=lambda self, k: {"k": k}))
     instance = _random_module._inst
-    patches.set(instance, "gauss_next", None)  # gauss() caches its second value: start every run afresh
+    patches.set(instance, "gauss_next", instance.gauss_next)  # restored on undo (each run clears it)
     patches.set(_random_module, "random", core.__dict__["random"].__get__(instance))
     patches.set(_random_module, "getrandbits", core.__dict__["getrandbits"].__get__(instance))
     patches.set(os, "urandom", _value_source("os.urandom", os.urandom, opaque=True,
                                              params_of=lambda n: {"n": n}))
 
 
+def _install(patches: _Patches) -> None:
+    clear_site_cache()
+    _patch_numpy(patches)
+    _patch_python(patches)
+    libraries.patch_torch(patches)
+    libraries.patch_libraries(patches)
+
+
+_HELD = threading.local()
+
+
+@contextlib.contextmanager
+def holding() -> Iterator[None]:
+    """Keep the patches installed across the runs of the block (one pair's executions), so that
+    each run only switches the tape; outside a run every patched source draws as the original."""
+    if getattr(_HELD, "patches", None) is not None:
+        yield
+        return
+    patches = _Patches()
+    _HELD.patches = patches
+    try:
+        _install(patches)
+        yield
+    finally:
+        patches.undo()
+        _HELD.patches = None
+
+
+def reinstall() -> None:
+    """Patch again (a library imported during a run, e.g. torch or opacus, is patched now)."""
+    patches = getattr(_HELD, "patches", None)
+    if patches is not None:
+        patches.undo()
+        _install(patches)
+
+
 @contextlib.contextmanager
 def intercepting(tape: Tape) -> Iterator[Tape]:
     """Answer every random source through ``tape`` inside the block (this thread only draws
-    through it; the patches are module-wide and undone on exit, even on an exception)."""
+    through it; the patches are module-wide and undone on exit, even on an exception, unless
+    :func:`holding` keeps them for several runs)."""
     if active_tape() is not None:
         raise RuntimeError("a gray-box run is already active in this thread: runs do not nest")
-    patches = _Patches()
-    clear_site_cache()
+    own = None if getattr(_HELD, "patches", None) is not None else _Patches()
+    _random_module._inst.gauss_next = None  # gauss() caches its second value: start every run afresh
     _set_active(tape)
     try:
-        _patch_numpy(patches)
-        _patch_python(patches)
-        libraries.patch_torch(patches)
-        libraries.patch_libraries(patches)
+        if own is not None:
+            _install(own)
         yield tape
     finally:
-        patches.undo()
+        if own is not None:
+            own.undo()
         _set_active(None)
