@@ -23,6 +23,7 @@ _intervals = lazy_module("audit.intervals")
 _settings = lazy_module("audit.settings")
 _spec = lazy_module("audit.spec")
 _report = lazy_module("audit.report")
+_graybox = lazy_module("audit.graybox.certified")
 
 install_moved_modules()  # audit.output, audit.html, audit.plots: now in audit.render
 
@@ -37,6 +38,7 @@ _HOMES = {
     "AuditSpec": _spec, "load_spec": _spec,
     "AuditReport": _report, "EpsilonCurve": _report, "JointViolation": _report, "PairResult": _report,
     "TradeoffCurve": _report, "Verdict": _report, "Violation": _report,
+    "graybox_audit": _graybox,
 }
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "cp_interval",
     "cp_lower",
     "cp_upper",
+    "graybox_audit",
     "run_accuracy_audit",
     "run_audit",
     "__version__",

@@ -42,6 +42,7 @@ scenario_files = lazy_module("scenarios.files")
 outline = lazy_module("scenarios.outline")
 parallelism = lazy_module("audit.parallelism")
 render_files = lazy_module("audit.render.files")
+render_graybox = lazy_module("audit.render.graybox")
 render_plots = lazy_module("audit.render.plots")
 render_tables = lazy_module("audit.render.tables")
 render_text = lazy_module("audit.render.text")
@@ -148,6 +149,9 @@ def _add_run(commands: Any) -> None:
                      help="anytime audits: draw in growing rounds and stop as soon as the evidence decides, "
                           "with --samples (or the files' samples) as the maximum (overrides the files' "
                           "[audit] anytime)")
+    run.add_argument("--graybox", action="store_true", default=None,
+                     help="record every random call on D and replay it on D' first: a finding names its call "
+                          "site and the audit is aimed at it (overrides the files' [audit] graybox; docs/graybox.md)")
     run.add_argument("--jobs", type=settings_module.option_type("n_jobs"), default=1, metavar="J", help="parallel workers, -1 = all cores "
                      "(default: %(default)s)")
     run.add_argument("--backend", default="loky", choices=parallelism.known_backends(), metavar="NAME",
@@ -339,9 +343,10 @@ def _run(args: argparse.Namespace) -> int:
     settings = {"files": [str(spec.path) for spec in specs], "samples": args.samples,
                 "confidence": args.confidence, "seed": args.seed, "statistic": args.statistic,
                 "jobs": args.jobs, "error_control": control, "anytime": bool(args.anytime),
+                **({"graybox": True} if args.graybox else {}),
                 "backend": args.backend, "resume": args.resume}
     overrides = {"samples": args.samples, "seed": args.seed, "statistic": args.statistic,
-                 "anytime": args.anytime}
+                 "anytime": args.anytime, "graybox": args.graybox}
     overrides = {name: value for name, value in overrides.items() if value is not None}
     settings_module.AuditSettings().replace(**overrides)  # e.g. an unknown --statistic: refused before anything runs
     options = suite.RunSettings(out=out, overrides=overrides,
@@ -421,6 +426,10 @@ def _run(args: argparse.Namespace) -> int:
         witnesses = render_text.refuted_witnesses(entries)
         if witnesses:
             print("\n" + "\n".join(line for text in witnesses for line in _fit_lines(text.splitlines())))
+        for entry in entries:  # the gray-box findings, each with its call site (file:line)
+            graybox = (entry.get("report") or {}).get("graybox")
+            if graybox:
+                print(f"\n{entry['name']}: " + "\n".join(render_graybox.graybox_lines(graybox)))
         print("\n" + "\n".join(_fit(render_text.error_control_text(control, accuracy=accuracy))))
         where = sys.stdout
     where_line = (f"report: {written['html']}  (also {written['report'].name}, {written['summary'].name}"

@@ -59,6 +59,7 @@ from .checkpoint import CheckpointKey, load_state
 from .errors import CheckpointWarning, ReproducibilityWarning
 from .fingerprint import value_digest
 from .exact import PLOT_ALPHAS, exact_truth, ratio, versions
+from .graybox.front import graybox_then_audit
 from .executor import make_executor
 from .feasibility import SampleSizeWarning, duration_message, unrefutable_message
 from .report import AuditReport, EpsilonCurve, JointViolation, PairResult, TradeoffCurve, Verdict, Violation
@@ -131,7 +132,10 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
           other settings, or a mechanism or callable statistic whose code, closure, defaults,
           globals or parameters differ is refused (:mod:`audit.fingerprint`);
           ``assume_unchanged`` (False) resumes one whose mechanism cannot be fingerprinted in full;
-        - ``progress`` (True): show a progress bar over chunks.
+        - ``progress`` (True): show a progress bar over chunks;
+        - ``graybox`` (False): first record every random call on D and replay it on D′
+          (:mod:`audit.graybox`); a finding names its call site and the audit is aimed at its pair
+          and columns, and the report's ``graybox`` holds the findings (docs/graybox.md).
 
     Returns
     -------
@@ -144,6 +148,8 @@ def run_audit(mechanism: Any, scenario: Any, *, claim: Any = None,
     name = mechanism_name(mechanism)
     claim = _resolve_claim(mechanism, claim, name)
     scenario = _resolve_scenario(scenario, claim)
+    if settings.graybox:  # record/replay first, then the audit aimed at what it found (audit.graybox.front)
+        return graybox_then_audit(run_audit, mechanism, scenario, claim, settings)
     with single_threaded_blas():  # the same numbers in this process as in any worker (audit.sampling)
         return _audit(mechanism, name, claim, scenario, settings, started)
 

@@ -257,6 +257,8 @@ class AuditReport:
     #: Which event of ``evidence`` attains each headline bound and which one refutes the claim
     #: (:func:`audit.witness.witness_record`); empty in reports written before it was recorded.
     witness: dict = field(default_factory=dict)
+    #: The gray-box record/replay of the pairs (:mod:`audit.graybox`), when ``graybox=True``.
+    graybox: dict = field(default_factory=dict)
 
     def to_dict(self, include_runtime: bool = True) -> dict:
         data = {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}

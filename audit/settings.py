@@ -30,7 +30,7 @@ __all__ = ["AuditSettings", "SettingsError", "FILE_KEYS", "ANYTIME_SAMPLES", "ex
 
 #: The settings a scenario file's ``[audit]`` table may set.  The others say how *this machine*
 #: runs an audit (workers, backend, progress bar, checkpoint file), not what the audit is.
-FILE_KEYS = ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy", "anytime")
+FILE_KEYS = ("samples", "confidence", "seed", "statistic", "early_stopping", "accuracy", "anytime", "graybox")
 
 #: The maximum draws per pair and side of an anytime audit given ``samples=None``.
 ANYTIME_SAMPLES = 2_000_000
@@ -118,6 +118,7 @@ _CHECKS = {
     "checkpoint": _checkpoint,
     "assume_unchanged": _flag("assume_unchanged"),
     "progress": _flag("progress"),
+    "graybox": _flag("graybox"),
 }
 
 
@@ -163,6 +164,10 @@ class AuditSettings:
         has not changed since the checkpoint was written.
     progress : bool
         Show a progress bar.
+    graybox : bool
+        First record every random call on D and replay it on D′ for each pair
+        (:mod:`audit.graybox`); a finding names its call site, and the audit is then aimed at the
+        pair and output columns it implicates (docs/graybox.md).
     """
 
     samples: Optional[int] = 2_000_000
@@ -178,6 +183,7 @@ class AuditSettings:
     checkpoint: Optional[Path] = None
     assume_unchanged: bool = False
     progress: bool = True
+    graybox: bool = False
 
     def __post_init__(self) -> None:
         errors = []
@@ -280,7 +286,7 @@ class AuditSettings:
                 value = float(text)
             except ValueError:
                 pass
-        elif name in ("early_stopping", "accuracy", "anytime", "assume_unchanged", "progress") and text.strip().lower() in ("true", "false"):
+        elif name in ("early_stopping", "accuracy", "anytime", "assume_unchanged", "progress", "graybox") and text.strip().lower() in ("true", "false"):
             value = text.strip().lower() == "true"
         try:
             return _CHECKS[name](value)
@@ -298,7 +304,8 @@ class AuditSettings:
                 "accuracy": self.accuracy, "anytime": self.anytime, "n_jobs": self.n_jobs, "backend": self.backend,
                 "backend_options": {k: str(v) for k, v in self.backend_options.items()},
                 "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
-                "assume_unchanged": self.assume_unchanged, "progress": self.progress}
+                "assume_unchanged": self.assume_unchanged, "progress": self.progress,
+                **({"graybox": True} if self.graybox else {})}
 
 
 def _check_backend_options(backend: str, options: Mapping[str, Any]) -> None:

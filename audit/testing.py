@@ -49,13 +49,15 @@ from mechanisms.claims import as_relation
 from mechanisms.validation import check_open_unit
 
 from .engine import run_audit
+from .graybox import check_pairs
+from .render.graybox import graybox_lines
 from .render.text import claim_label, claim_scope
 from .render.witness import witness_lines
 from .report import Verdict
 from .settings import AuditSettings, option_type
 
 __all__ = ["assert_claim", "failure_message", "DPAudit", "DEFAULT_SEED", "DEFAULT_SAMPLES", "DEFAULT_CONFIDENCE",
-           "audit_confidence"]
+           "audit_confidence", "assert_no_graybox_finding"]
 
 #: The plugin's own defaults, where they differ from :class:`audit.settings.AuditSettings`': a fixed
 #: seed (the same code gives the same verdict on every CI run), fewer draws (enough to refute a
@@ -132,6 +134,26 @@ def assert_claim(mechanism: Any, scenario: Any = None, *, claim: Any = None,
     if report.verdict is Verdict.VIOLATED or failed_accuracy:
         raise AssertionError(failure_message(report, accuracy=failed_accuracy))
     return report
+
+
+def assert_no_graybox_finding(mechanism: Any, scenario: Any = None, *, claim: Any = None,
+                              seed: int = DEFAULT_SEED) -> Any:
+    """Record/replay every pair of ``scenario`` (:func:`audit.graybox.check_pairs`, both orders) and
+    fail if any finding is made: a check for CI that draws nothing at random beyond the record, so
+    it is deterministic and has no false-alarm probability (a finding is exact: docs/graybox.md).
+
+    ``scenario`` and ``claim`` default as in :func:`assert_claim`.  Returns the pair checks.
+    """
+    __tracebackhide__ = True
+    claim = claim if claim is not None else mechanism.claim
+    if scenario is None:
+        scenario = scenarios.counting(getattr(mechanism, "d", 1), relation=as_relation(claim.relation))
+    checks = check_pairs(mechanism, getattr(scenario, "pairs", scenario), claim, seed=seed)
+    findings = [finding.to_dict() for check in checks for finding in check.findings]
+    if findings:
+        lines = graybox_lines({"checks": [c.to_dict() for c in checks], "findings": findings})
+        raise AssertionError("\n".join(lines))
+    return checks
 
 
 def _run(mechanism: Any, scenario: Any = None, *, claim: Any = None, samples: Optional[int] = None,

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Optional, Sequence
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..version import __version__
+from .graybox import graybox_html
 from .tables import COLUMNS, NUMERIC_COLUMNS, footnotes, table_rows
 from .text import (TRADEOFF_MEANING, accuracy_claim, claim_label, claim_scope, confidence_text, draws_text,
                    error_control_text, figure_stem, format_number, statistic_text, violation_lines)
@@ -173,6 +174,7 @@ def _audit(report: dict, name: Optional[str], figures: Optional[Mapping[str, byt
         "accuracy": _accuracy(report),
         "figures": _figures(name, figures or {}),
         "evidence": _evidence(report),
+        "graybox": graybox_html(report.get("graybox") or {}),  # "" without a gray-box check
     }
 
 

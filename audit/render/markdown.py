@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
+from .graybox import graybox_markdown
 from .tables import markdown_table
 from .text import TRADEOFF_MEANING, confidence_text, error_control_text, summary_lines
 
@@ -44,6 +45,8 @@ def summary_markdown(entries: Sequence[dict], settings: dict) -> str:
         if confidence:
             lines += ["", confidence[0].upper() + confidence[1:] + "."]
         lines += ["", "```", audit_summary(entry["report"]), "```", ""]
+        if entry["report"].get("graybox"):  # the findings again, with each call site linked
+            lines += [graybox_markdown(entry["report"]["graybox"]), ""]
         for kind, path in (entry.get("figures") or {}).items():
             lines.append(f"![{entry['name']} {kind}]({path})")
         lines.append("")

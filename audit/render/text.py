@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence
 
 from mechanisms.claims import claim_label as registered_claim_label
 
+from .graybox import graybox_lines
 from .numbers import format_number
 from .witness import _option_fallback, other_pair_lines, slot_text, witness_lines, witness_parts
 
@@ -247,6 +248,7 @@ def summary_lines(report: dict) -> list[str]:
     if accuracy:
         lines.append(f"  accuracy       {accuracy['verdict']} ({accuracy_claim(accuracy)}; "
                      f"{int(accuracy['samples']):,} more draws)")
+    lines += [f"  {line}" for line in graybox_lines(report.get("graybox") or {})]
     return lines
 
 

@@ -1,0 +1,44 @@
+"""``run_audit(..., graybox=True)``: the record/replay of every pair first, then the certified audit.
+
+With no finding, the audit is the one asked for (all pairs, the chosen statistic) and the
+report's ``graybox`` entry records that the replay was silent and what it did not cover.  With
+findings, the audit runs on the first finding's pair with the statistic aimed at its columns
+(:func:`audit.graybox.certify.aimed_statistic`, fixed before any draw), with the settings'
+samples and confidence; the report's ``graybox`` entry lists every finding, the first with that
+audit's certification.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import time
+
+from .audit import GrayboxReport, check_pairs, pair_of
+from .execute import mechanism_name
+from .certify import aimed_statistic, certification_of
+
+__all__ = ["graybox_then_audit"]
+
+
+def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: Any, claim: Any, settings: Any) -> Any:
+    """Gray-box check of ``scenario``'s pairs, then ``run_audit`` aimed at the first finding (or as asked)."""
+    plain = dataclasses.replace(settings, graybox=False)
+    started = time.perf_counter()
+    checks = check_pairs(mechanism, getattr(scenario, "pairs", scenario), claim, seed=settings.seed or 0)
+    notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
+    found = GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks),
+                          tuple(f for check in checks for f in check.findings), time.perf_counter() - started,
+                          settings.seed or 0, notes)
+    if found.silent:
+        report = run_audit(mechanism, scenario, claim=claim, settings=plain)
+        return dataclasses.replace(report, graybox=found.to_dict())
+    first = found.findings[0]
+    statistic = aimed_statistic(first)
+    aimed = plain if statistic == "auto" else dataclasses.replace(plain, statistic=statistic)
+    report = run_audit(mechanism, [pair_of(first.pair, scenario)], claim=claim, settings=aimed)
+    certified = dataclasses.replace(first, certification=certification_of(report, settings.samples,
+                                                                           settings.confidence, statistic))
+    found = dataclasses.replace(found, findings=(certified,) + found.findings[1:])
+    return dataclasses.replace(report, graybox=found.to_dict())
