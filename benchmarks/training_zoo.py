@@ -25,7 +25,10 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("func_unscaled_noise", "updates", False), ("hooked_unscaled_noise", "updates", False),
         ("func_noise_before_clipping", "margin", False), ("func_noise_before_clipping", "updates", False),
         ("hooked_noise_before_clipping", "updates", False), ("func_batch_clipping", "margin", False),
-        ("opacus_unnoised_first_layer", "updates", False), ("opacus_unnoised_first_layer", "margin", False)]
+        ("opacus_unnoised_first_layer", "updates", False), ("opacus_unnoised_first_layer", "margin", False),
+        ("opacus_correct", "updates", True), ("func_batch_clipping", "updates", False),
+        ("func_virtual_steps", "updates", False), ("opacus_shuffled", "updates", False),
+        ("opacus_mean_normaliser", "updates", False)]
 
 
 def doubling_limit(n: int = 500, delta: float = 1e-3, alpha: float = 0.05) -> list[str]:
