@@ -7,6 +7,8 @@ below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop,
 builds its own model, seeds itself from ``seed`` (or not at all), and takes numpy or torch data.
 The configuration: σ = 2, C = 1, B = 16 expected rows of n = 31 (Opacus's q = 1/⌈31/16⌉ = ½),
 T = 4 steps, SGD on the summed loss at rate 1/B (so the noise moves each weight by σC/B·LR).
+A comment names each fault; where the true ε(δ) of a faulty trainer at this configuration is known
+only in part, docs/training.md gives what its views can show.
 """
 
 from __future__ import annotations
@@ -86,15 +88,15 @@ def func_noise_before_clipping(X, y, seed):   # noise added to each example's gr
     return func_dpsgd(X, y, seed, before=True)
 
 
-def func_virtual_steps(X, y, seed):       # each batch in 4 physical steps, each noised σ/2 and applied
+def func_virtual_steps(X, y, seed):       # each batch in 4 physical steps, each noised σ/2 and applied (true ε ≥ 2.21)
     return func_dpsgd(X, y, seed, k=4)
 
 
-def opacus_shuffled(X, y, seed):           # shuffled fixed-size batches, accounted as Poisson sampling
+def opacus_shuffled(X, y, seed):           # shuffled fixed-size batches, accounted as Poisson sampling (true ε unknown)
     return opacus_bce(X, y, seed, poisson=False)
 
 
-def opacus_mean_normaliser(X, y, seed):    # loss_reduction="mean": Opacus divides by int(n·q), which depends on n
+def opacus_mean_normaliser(X, y, seed):    # loss_reduction="mean": Opacus divides by int(n·q), which depends on n (true ε unknown)
     return opacus_bce(X, y, seed, reduction="mean")
 
 
