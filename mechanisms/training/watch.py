@@ -48,6 +48,9 @@ follows a deeper model's canary direction, which the norm of W_T − W_0 diluted
 It reads every intermediate model: the threat model of DP-SGD's accountants, which bound the
 release of all iterates.
 
+Cost: one copy of the parameters per step (the states d_t needs), and for a deeper model one
+forward and backward pass per step after the training; meant for the small models of an audit.
+
 torch is imported inside the methods: this module imports without it.
 """
 
@@ -130,7 +133,7 @@ class ParameterWatch:
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        if exc[0] is None:
+        if exc[0] is None and self.initial:
             self._check()  # the last write, made after the last forward call
 
     def step_sum(self, model: Any, row: int, canary: np.ndarray, *, where: str) -> float:
