@@ -56,6 +56,7 @@ torch is imported inside the methods: this module imports without it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Optional
 
 import numpy as np
@@ -206,8 +207,6 @@ _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_
 
 def _stash_hooks(model) -> list:
     """Empty every module's own hooks, returning them for :func:`_restore_hooks`."""
-    from collections import OrderedDict
-
     stashed = []
     for module in model.modules():
         for name in _HOOKS:
