@@ -161,8 +161,7 @@ def test_the_data_reaches_the_trainer_as_given_with_the_canary_row():
 def test_noise_before_clipping_is_refuted_by_the_per_step_view_of_a_torch_func_loop():
     """Noise added to each example's gradient, then clipped, in a two-layer network: the per-step
     projections on the canary's descent direction refute it within 500 trainings a side (the
-    benchmark's run stopped at 196; a trainer that breaks its claim is refuted with probability
-    that grows with the budget, so this can fail; it is seeded)."""
+    benchmark's run, another seed, stopped at 196 of its 1,000)."""
     report = audit_training(zoo.func_noise_before_clipping, X, Y, view="updates", seed=7, progress=False, **CLAIM)
     assert report.verdict.value == "VIOLATED" and report.draws["per_side"] < 500
 
