@@ -212,6 +212,27 @@ def test_the_per_step_view_of_a_deeper_model_follows_the_canary_direction_before
     assert watch.step_sum(model, label, row, where="test") == pytest.approx(lengths, rel=1e-5)
 
 
+def test_the_watch_leaves_no_global_hook_behind():
+    """The probe and the per-step reading are torch-global hooks: gone after a call, also one that raises."""
+    from torch.nn.modules import module as nn_module
+    from torch.optim import optimizer as optim_module
+
+    def hooks():
+        return (len(nn_module._global_forward_hooks), len(nn_module._global_forward_pre_hooks),
+                len(nn_module._global_parameter_registration_hooks), len(optim_module._global_optimizer_post_hooks))
+
+    before = hooks()
+
+    def failing(X, y, seed):
+        _sgd_loop(X, y, seed)
+        raise ArithmeticError("late")
+
+    UserTraining(_sgd_loop, X, Y, mu=1.0, view="updates")(np.ones((1, 1)), 1, np.random.default_rng(0))
+    with pytest.raises(RuntimeError, match="failing raised ArithmeticError: late"):
+        UserTraining(failing, X, Y, mu=1.0, view="updates")(np.ones((1, 1)), 1, np.random.default_rng(0))
+    assert hooks() == before
+
+
 def test_the_white_box_view_reads_the_updates_of_any_loop():
     """No noise (σ = 0 in the loop): the canary column moves only when the canary is in, the same
     for a loop that writes its parameters in place (torch.func, Poisson-sampled: the canary is in
