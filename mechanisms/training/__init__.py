@@ -5,8 +5,8 @@
   model, a white-box probe read from the parameters of any loop, or the trainer's own
   ``grad_canary`` hook, against the user's claim or an accountant's;
 - :mod:`.scores`: black-box scores of the canary's logits in float64 that do not saturate;
-- :mod:`.watch`: the Dirac probe in a model the user's code builds, and its update read from the
-  parameters;
+- :mod:`.watch`: the Dirac probe in a model the user's code builds, and its updates read from the
+  parameters after every step;
 - :mod:`.mechanism`: :class:`TorchTraining`, one training per output, white-box (every update of a
   Dirac gradient canary's coordinate) or black-box (the final model's loss, logit or margin on an
   input canary);

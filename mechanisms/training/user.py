@@ -22,19 +22,20 @@ from the result:
   label c.  During the call a Dirac probe (:mod:`mechanisms.training.watch`) makes every
   ``nn.Linear`` that reads p + 1 features output a constant 0 for the canary row, with its
   gradient routed into that layer's weight column of the extra feature only, so the canary
-  never saturates; the column moves by the canary and the noise only.  The output is the sum of
-  its updates over the training, Σ_t Δw_t = w_T − w_0 (row c, or the column's norm in a deeper
-  model), read from the model's parameters: the final value from the returned model, the
-  initial value at the model's first forward call.  That works for any loop: one that steps a
-  torch optimizer, an Opacus ``PrivacyEngine`` loop, or a ``torch.func``/``vmap`` loop that
-  writes its parameters back.  The model must take its input width from ``X``
+  never saturates; the column moves by the canary and the noise only.  The watch reads every
+  write of that column from the model's parameters (at each forward call and each optimizer
+  step), u_1, ..., u_T, and outputs the per-step projection Σ_t ⟨u_t, d_t⟩ on the direction d_t a
+  descent step on the canary moves it (constant e_c − 1/K for a linear model; the canary's
+  descent direction at the parameters before step t for a deeper one).  That works for any loop:
+  one that steps a torch optimizer, an Opacus ``PrivacyEngine`` loop, or a ``torch.func``/``vmap``
+  loop that writes its parameters back.  The model must take its input width from ``X``
   (``nn.Linear(X.shape[1], ...)``).
 - the **trainer's own gradient canary**: a function with a ``grad_canary`` keyword
   (``train(X, y, seed, grad_canary=None)``) is given, in the world with the canary, a function
   ``grad_canary(params) -> list of tensors``: the canary's per-example gradient, zero but for
   −``canary_scale`` on the observed coordinate (a descent step moves it up), which the trainer
   treats as one more example of its batches (sampled, clipped and noised with them); in the
-  world without it, ``None``.  The view is the same sum of updates, and X gains the same zero
+  world without it, ``None``.  The view is the per-step sum on that coordinate (d_t = e_c), and X gains the same zero
   column (no canary row is added, so the probe never fires).
 
 The audited ``dataset`` is an ``(m, 1)`` array of 0/1 weights: each row of weight 1 adds one copy
@@ -270,7 +271,8 @@ class UserTraining:
         if self._hooked:
             kwargs["grad_canary"] = _DiracGradient(x.shape[1] - 1, self._canary_label, -copies * self.canary_scale) \
                 if copies else None
-        watch = ParameterWatch(x.shape[1]) if self.view == "updates" else None
+        watch = ParameterWatch(x.shape[1], dirac_row=self._canary_label if self._hooked else None) \
+            if self.view == "updates" else None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -283,9 +285,9 @@ class UserTraining:
             raise RuntimeError(f"training function {_name(self.train)} raised {type(exc).__name__}: {exc}") from exc
         if model is None:
             raise TypeError(f"training function {_name(self.train)} returned None; it must return the trained model")
-        if watch is not None:
-            return watch.update_sum(model, self._canary_label, where=_name(self.train))
         row, label = self._canary_row
+        if watch is not None:
+            return watch.step_sum(model, label, row, where=_name(self.train))
         logits = _model_output(model, row, self.X, where=_name(self.train))
         score = self.score if self.score is not None else self.view
         return float(canary_score(logits, [label], score, where=f"{self.name}: the final model")[0])

@@ -7,6 +7,8 @@ below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop,
 builds its own model, seeds itself from ``seed`` (or not at all), and takes numpy or torch data.
 The configuration: σ = 2, C = 1, B = 16 expected rows of n = 31 (Opacus's q = 1/⌈31/16⌉ = ½),
 T = 4 steps, SGD on the summed loss at rate 1/B (so the noise moves each weight by σC/B·LR).
+A comment names each fault; where the true ε(δ) of a faulty trainer at this configuration is known
+only in part, docs/training.md gives what its views can show.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def opacus_bce(X, y, seed, *, fixed_seed=False, poisson=True, reduction="sum"):
     model = nn.Linear(X.shape[1], 1)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*_tensors(X, y)), batch_size=B, shuffle=not poisson)
     model, opt, loader = PrivacyEngine().make_private(
-        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=LR / B), data_loader=loader,
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=LR / B if reduction == "sum" else LR), data_loader=loader,
         noise_multiplier=SIGMA, max_grad_norm=C, poisson_sampling=poisson, loss_reduction=reduction)
     for _ in range(T // len(loader)):
         for xb, yb in loader:
@@ -48,26 +50,29 @@ def opacus_deterministic(X, y, seed):      # torch.manual_seed(0): the same nois
 
 
 # -- a torch.func loop (cross-entropy, two logits, one hidden layer), per-example gradients by vmap -------------------
-def func_dpsgd(X, y, seed, *, clip="example", bound=C, noise=C * SIGMA, before=False, grad_canary=None):
+def func_dpsgd(X, y, seed, *, clip="example", bound=C, noise=C * SIGMA, before=False, k=1, grad_canary=None):
     g = torch.Generator().manual_seed(seed); torch.manual_seed(seed)
     X, y = _tensors(X, y, torch.int64)
     model = nn.Sequential(nn.Linear(X.shape[1], 16), nn.Tanh(), nn.Linear(16, 2))
     params = dict(model.named_parameters())
     loss = lambda p, x, t: cross_entropy(functional_call(model, p, (x[None],)), t[None], reduction="sum")
     for _ in range(T):
-        s = torch.rand(len(X), generator=g) < 0.5
-        grads = vmap(grad(loss), in_dims=(None, 0, 0))({k: v.detach() for k, v in params.items()}, X[s], y[s])
-        flat = torch.cat([v.reshape(int(s.sum()), -1) for v in grads.values()], 1)
-        if grad_canary is not None and torch.rand(1, generator=g) < 0.5:
-            flat = torch.cat([flat, torch.cat([v.reshape(1, -1) for v in grad_canary(params)], 1)])
-        if before: flat = flat + noise * torch.randn(flat.shape, generator=g)
-        if clip == "example": flat = flat * (bound / (flat.norm(dim=1, keepdim=True) + 1e-12)).clamp(max=1)
-        total = flat.sum(0)
-        if clip == "batch": total = total * min(1.0, C / (float(total.norm()) + 1e-12))
-        if not before: total = total + noise * torch.randn(total.shape, generator=g)
-        with torch.no_grad():
-            for v, u in zip(params.values(), torch.split(total, [v.numel() for v in params.values()])):
-                v -= LR / B * u.reshape(v.shape)
+        s = torch.nonzero(torch.rand(len(X), generator=g) < 0.5)[:, 0]
+        hooked = grad_canary is not None and bool(torch.rand(1, generator=g) < 0.5)
+        for part in range(k):      # k > 1: the batch cut into k physical steps (virtual steps)
+            rows = s[part::k]
+            grads = vmap(grad(loss), in_dims=(None, 0, 0))({n: v.detach() for n, v in params.items()}, X[rows], y[rows])
+            flat = torch.cat([v.reshape(len(rows), -1) for v in grads.values()], 1)
+            if hooked and part == 0:
+                flat = torch.cat([flat, torch.cat([v.reshape(1, -1) for v in grad_canary(params)], 1)])
+            if before: flat = flat + noise * torch.randn(flat.shape, generator=g)
+            if clip == "example": flat = flat * (bound / (flat.norm(dim=1, keepdim=True) + 1e-12)).clamp(max=1)
+            total = flat.sum(0)
+            if clip == "batch": total = total * min(1.0, C / (float(total.norm()) + 1e-12))
+            if not before: total = total + noise / k ** 0.5 * torch.randn(total.shape, generator=g)
+            with torch.no_grad():
+                for v, u in zip(params.values(), torch.split(total, [v.numel() for v in params.values()])):
+                    v -= LR / B * u.reshape(v.shape)
     return model
 
 
@@ -81,6 +86,18 @@ def func_unscaled_noise(X, y, seed):       # clip norm 8, noise σ instead of σ
 
 def func_noise_before_clipping(X, y, seed):   # noise added to each example's gradient, then clipped
     return func_dpsgd(X, y, seed, before=True)
+
+
+def func_virtual_steps(X, y, seed):       # each batch in 4 physical steps, each noised σ/2 and applied (true ε ≥ 2.21)
+    return func_dpsgd(X, y, seed, k=4)
+
+
+def opacus_shuffled(X, y, seed):           # shuffled fixed-size batches, accounted as Poisson sampling (true ε unknown)
+    return opacus_bce(X, y, seed, poisson=False)
+
+
+def opacus_mean_normaliser(X, y, seed):    # loss_reduction="mean": Opacus divides by int(n·q), which depends on n (true ε unknown)
+    return opacus_bce(X, y, seed, reduction="mean")
 
 
 def func_batch_clipping(X, y, seed):       # the batch's summed gradient clipped to C, not each example's
