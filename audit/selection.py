@@ -172,6 +172,7 @@ class Event:
     slot: Slot  # what it was chosen for: ε at a δ, δ at an ε, μ or the trade-off band
     level: float
     band: bool = False  # trade-off band point: also certify α_lo and β_lo
+    lane: int = 0  # which of the pair's statistics (audit.statistics.lanes) counts it; 0: the primary
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,8 @@ class CertifiedEvent:
             "pair": labels[self.event.pair], "slot": self.event.slot.key, "family": self.event.family,
             "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
             "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n}
+        if self.event.lane:
+            result["lane"] = self.event.lane
         if self.joint:
             return dict(result, test="joint", level=JOINT_FACTOR * self.event.level,
                         bound=self.bound, refutes=self.refutes)
@@ -270,14 +273,18 @@ def _joint_proxy_level(level: float) -> float:
 
 def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                   look: int = -1, *, headline: bool = True, curves: bool = True,
-                  slots: Optional[tuple[Slot, ...]] = None) -> list[Event]:
+                  slots: Optional[tuple[Slot, ...]] = None,
+                  curve_pairs: Optional[list[int]] = None) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
     Candidates are scored at each pair's certification size ``n_certify`` (one number for all
     pairs, or one per pair) with predicted, pessimistic counts (the winner's-curse correction of
     the module docstring), their (α_hi, β_hi) interpolated (:func:`audit.scoring.choosing_points`;
     :func:`certify` is exact).  ``headline``/``curves`` pick the families (an early look needs the
-    curves only if it stops the audit); ``slots`` restricts the headline family to those slots."""
+    curves only if it stops the audit); ``slots`` restricts the headline family to those slots.
+    ``curve_pairs``: the entries of ``selection`` that get curve events (default all); the headline
+    family chooses over every entry (several statistics of one pair, :mod:`audit.statistics.lanes`,
+    are entries of their own: the budget's ``n_pairs`` counts ``curve_pairs``)."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
     candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size))
@@ -301,6 +308,8 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
     level, point_slots = budget.curve_level_of(look), curve_slots(claim, DELTA_GRID)
     for pair, ((orientations, index, count_a, count_b), counts) in enumerate(zip(candidates, selection)):
+        if curve_pairs is not None and pair not in curve_pairs:
+            continue
         alpha_hi, beta_hi = choosing_points(count_a, sizes[pair], count_b, sizes[pair], level)
         for slot in point_slots:
             i = int(np.argmax(slot_values(slot, alpha_hi, beta_hi)))

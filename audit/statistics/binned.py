@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from .adaptive import TieBreaker, group_scores, split_fine_bins, tie_breaker, value_bins
+from .adaptive import TieBreaker, group_scores, one_sided_ends, split_fine_bins, tie_breaker, value_bins
 from .base import Statistic
 from .linear import LinearStatistic
 
@@ -71,7 +71,7 @@ def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
     fine_edges, c0, c1 = value_bins(base_values, neighbour_values)
     groups = split_fine_bins(c0, c1)
     edges = fine_edges[groups.starts[1:] - 1]
-    scores = group_scores(groups, base_values.size, neighbour_values.size)
+    scores = one_sided_ends(groups, group_scores(groups, base_values.size, neighbour_values.size))
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
     pooled = np.concatenate([base_values, neighbour_values])
     q25, q75 = np.quantile(pooled, [0.25, 0.75])
