@@ -173,7 +173,6 @@ class Event:
     level: float
     band: bool = False  # trade-off band point: also certify α_lo and β_lo
     lane: int = 0  # which of the pair's statistics (audit.statistics.lanes) counts it; 0: the primary
-    lane: int = 0  # which of the pair's statistics (audit.statistics.lanes) counts it; 0: the primary
 
 
 @dataclass(frozen=True)
@@ -216,8 +215,6 @@ class CertifiedEvent:
             "pair": labels[self.event.pair], "slot": self.event.slot.key, "family": self.event.family,
             "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
             "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n}
-        if self.event.lane:
-            result["lane"] = self.event.lane
         if self.event.lane:
             result["lane"] = self.event.lane
         if self.joint:

@@ -13,6 +13,10 @@ from audit.scoring import Separation, UsageInterval
 from audit.statistics import TrainingData, TrainingPlan
 from audit.statistics import auto as auto_module
 from audit.statistics.auto import fit_auto
+from audit.statistics.base import Statistic
+from audit.statistics.binned import fit_binned
+from audit.statistics.lanes import Lanes
+from audit.statistics.linear import LinearStatistic
 from audit.statistics.classifier import fit_classifier, predicted_seconds, require_sklearn
 from audit.statistics.features import fit_feature_map
 from mechanisms import GaussianDP, PureDP
@@ -158,3 +162,45 @@ def test_default_settings_refute_a_sparse_histogram_with_a_low_threshold_at_a_mi
     assert report.verdict is Verdict.VIOLATED
     assert report.delta_lower_bound > mechanism.claim.delta
     assert report.delta_lower_bound <= mechanism.release_probability  # bounds ≤ truth
+
+
+# --- lanes: every candidate's events compete on the selection draws ----------------------------------
+
+class _Blind(Statistic):
+    """A statistic that sees nothing: every output scores 0."""
+
+    kind = "blind"
+
+    def __call__(self, outputs):
+        return np.zeros(outputs.shape[0])
+
+
+@pytest.mark.statistical
+def test_an_alternate_lane_refutes_what_the_primary_statistic_cannot_see():
+    # Laplace with half the noise its 1-DP claim needs (exact ε = 2).  The blind primary statistic
+    # certifies ε = 0; the linear alternate's events, chosen on the same selection draws, refute
+    # the claim (at 2·10⁵ draws the linear statistic alone certifies ε ≈ 1.9, far above 1).
+    from mechanisms import LaplaceMechanism
+    from scenarios import builders
+
+    mechanism = LaplaceMechanism(2.0)
+    statistic = Lanes(_Blind(), (LinearStatistic(),), ("blind", "linear"))
+    report = run_audit(mechanism, builders.counting(1), claim=PureDP(1.0), samples=200_000, seed=SEED,
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
+    assert report.verdict is Verdict.VIOLATED and report.epsilon_lower_bound > 1.0
+    headline = [e for e in report.evidence if e["family"] == "headline" and e["slot"].startswith("epsilon")]
+    assert headline and all(e.get("lane") == 1 for e in headline)
+    assert all("lane" not in e for e in report.evidence if e["family"] == "curve")  # curves: the primary only
+    assert report.statistic["pairs"][0]["lanes"] == ["blind", "linear"]
+
+
+def test_the_binned_statistic_ranks_a_region_only_one_side_reaches_first():
+    # Bulk: both sides alike on [0, 1); beyond 1, three draws of the neighbour only.  Three draws are
+    # far from significant on their own (χ² ≈ 3 < ≈ 20 for 4,096 cut positions), yet the region is a
+    # bin of its own and outranks every other bin.
+    rng = np.random.default_rng(SEED)
+    base, neighbour = rng.random(20_000), np.concatenate([rng.random(19_997), [1.5, 1.7, 1.9]])
+    statistic = fit_binned(base, neighbour)
+    tail = statistic(np.array([[1.6]]))[0]
+    assert tail > statistic(np.array([[1.0 - 1e-9]]))[0]
+    assert tail > np.max(statistic(np.sort(base)[:, None]))
