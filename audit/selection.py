@@ -294,15 +294,15 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     for slot in (budget.headline_slots if slots is None else slots) if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
-        best = None
+        bests = []
         for pair, (orientation, index, count_a, count_b) in enumerate(candidates):
             if (pair, proxy) not in points:
                 points[pair, proxy] = choosing_points(count_a, sizes[pair], count_b, sizes[pair], proxy)
             scores = slot_values(slot, *points[pair, proxy])
             i = int(np.argmax(scores))
-            if best is None or scores[i] > best[0]:
-                best = (scores[i], pair, int(orientation[i]), int(index[i]) + 1)
-        events.append(Event(best[1], best[2], best[3], "headline", slot, level))
+            bests.append((float(scores[i]), pair, int(orientation[i]), int(index[i]) + 1))
+        _, pair, orientation, index = _widest_of_the_best(bests, selection)
+        events.append(Event(pair, orientation, index, "headline", slot, level))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
@@ -323,6 +323,48 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                 chosen.add(j)
                 events.append(Event(pair, orientation, j + 1, "curve", TRADEOFF, level, band=True))
     return events
+
+
+#: Entries' best headline events within this share of the best predicted value count as tied
+#: (:func:`_widest_of_the_best`).
+NEAR_TIE = 0.01
+
+
+def _empty_run(counts: PairCounts, index: int) -> tuple[int, int]:
+    """The thresholds j' ≥ ``index`` whose events {bin ≥ j'} hold the same selection draws as
+    {bin ≥ index}: up to the first bin at or above ``index`` that holds a draw of either side.
+    Returns (the middle of that run, its length in bins)."""
+    occupied = np.flatnonzero(counts.base[index:] + counts.neighbour[index:])
+    last = index + (int(occupied[0]) if occupied.size else counts.base.size - 1 - index)
+    return (index + last) // 2, last - index
+
+
+def _widest_of_the_best(bests: list[tuple], selection: list[PairCounts]) -> tuple:
+    """The headline event among the entries' best (score, entry, orientation, index), at the middle
+    of its run of empty bins.
+
+    Every threshold in a run of bins that hold no selection draw has the same selection counts, and
+    the candidates stand for each run by its first threshold: right above the last draw below it,
+    often a draw of the side the event must exclude.  Its certification draws then spill into the
+    event; the middle of the empty run keeps a margin on both sides (the maximum-margin rule), for
+    the same selection counts.  Among the entries whose best events score within :data:`NEAR_TIE` of
+    the best (exact ties for a score ≤ 0) the widest run, relative to the span of the entry's
+    occupied bins, wins: the selection draws cannot tell such events apart, but a region only one
+    side reaches, which a statistic scores apart from the other side's bulk
+    (:mod:`audit.statistics.lanes` has several statistics of one pair), lies beyond a wide empty
+    run."""
+    top = max(b[0] for b in bests)
+    cut = top - NEAR_TIE * abs(top) if top > 0 else top
+
+    def widened(best) -> tuple:
+        score, entry, orientation, index = best
+        middle, run = _empty_run(selection[entry], index)
+        occupied = np.flatnonzero(selection[entry].base + selection[entry].neighbour)
+        span = int(occupied[-1] - occupied[0]) + 1 if occupied.size else 1
+        return run / span, (score, entry, orientation, middle)
+
+    tied = [widened(b) for b in bests if b[0] >= cut]
+    return max(tied, key=lambda t: (t[0], t[1][0]))[1]
 
 
 def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int) -> Optional[Slot]:
