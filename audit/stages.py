@@ -187,7 +187,8 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
         certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
         n_certify = [counts.n for counts in certification]
         last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
-        events = select_events(selection, claim, budget, n_certify, look, curves=last, curve_pairs=lanes.primary)
+        events = select_events(selection, claim, budget, n_certify, look, curves=last, curve_pairs=lanes.primary,
+                               alternates=lanes.alternates)
         joint_tests: dict = {}  # this look's joint tests, reused when it stops the audit
         certified = certify(events, certification, binnings, claim, bounds=last, joint_tests=joint_tests)
         violated = _violates(certified, claim)
@@ -224,6 +225,10 @@ class _Lanes:
     @property
     def several(self) -> bool:
         return len(self.owner) > len(self.index)
+
+    @property
+    def alternates(self) -> set[int]:
+        return {positions for pair in self.index for positions in pair[1:]}
 
     @property
     def primary(self) -> list[int]:
