@@ -148,7 +148,7 @@ def run(*, zoo_samples: int = ZOO_SAMPLES, only: Optional[list[str]] = None, job
     path = Path(out) / "auto_choice.json"
     rows = json.loads(path.read_text())["rows"] if resume and path.exists() else {}
     for name, case in cases(zoo_samples).items():
-        if only and not any(name.endswith(o) or name == o for o in only):
+        if only and not any(name.endswith(o) or name == o or (o.endswith("/") and name.startswith(o)) for o in only):
             continue
         row = rows.setdefault(name, {"runs": {}})
         row.update({"samples": case["samples"], "claim": str(case["claim"]),
@@ -226,7 +226,7 @@ def render(rows: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.auto_choice", description=__doc__.splitlines()[0])
     parser.add_argument("--zoo-samples", type=int, default=ZOO_SAMPLES)
-    parser.add_argument("--only", nargs="+", default=None, help="cases (suite/stem or zoo/name, or their ends)")
+    parser.add_argument("--only", nargs="+", default=None, help="cases (suite/stem or zoo/name, or their ends; a family: far-tail/)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--recheck", type=int, default=0, help="extra seeds where auto is below 0.97 of the best")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

@@ -32,7 +32,9 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import optimize, special
 
+from ..calibration import analytic_sigma
 from ..claims import ApproxDP, Relation, as_relation
 from ..parameters import FrozenParameters
 from ..validation import check_dataset, check_finite_positive, check_int, check_open_unit, check_size
@@ -164,10 +166,6 @@ class TruncatedGaussianSum(FrozenParameters):
     d = 1
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, excess: float = 1.7) -> None:
-        from scipy import optimize, special
-
-        from ..calibration import analytic_sigma
-
         self.epsilon = check_finite_positive("epsilon", epsilon)
         self.delta = check_open_unit("delta", delta)
         self.excess = check_finite_positive("excess", excess)
@@ -177,7 +175,7 @@ class TruncatedGaussianSum(FrozenParameters):
         target = self.excess * self.delta
 
         def log_mass(tau: float) -> float:
-            return math.log(max(self._mass(tau, special), 1e-300)) - math.log(target)
+            return math.log(max(self._mass(tau), 1e-300)) - math.log(target)
 
         self.bound = float(optimize.brentq(log_mass, 1.0 + 1e-9, 30.0 * self.sigma, xtol=1e-12))
         self._edge = float(special.ndtr(-self.bound / self.sigma))
@@ -185,7 +183,7 @@ class TruncatedGaussianSum(FrozenParameters):
         self.relation = Relation.ADD_REMOVE
         self._freeze(epsilon=self.epsilon, delta=self.delta, excess=self.excess)
 
-    def _mass(self, tau: float, special) -> float:
+    def _mass(self, tau: float) -> float:
         edge = special.ndtr(-tau / self.sigma)
         return float((special.ndtr(-(tau - 1.0) / self.sigma) - edge) / (1.0 - 2.0 * edge))
 
@@ -196,13 +194,9 @@ class TruncatedGaussianSum(FrozenParameters):
     @property
     def one_sided_mass(self) -> float:
         """m, the probability of the outputs only the neighbour produces (class docstring)."""
-        from scipy import special
-
-        return self._mass(self.bound, special)
+        return self._mass(self.bound)
 
     def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        from scipy import special
-
         data = check_dataset(dataset, 1, name=f"dataset of {self.name}")
         size = check_size(size)
         if not isinstance(rng, np.random.Generator):
