@@ -14,7 +14,10 @@ significant one is made anyway (one group says nothing), at the largest χ² amo
 at least :data:`TRIM` of the draws on either side: over all cuts, pure noise peaks at an end, on a
 handful of draws.  A region that only one side
 produces differs from the rest at once (a run of c draws of one side gives χ² ≈ c), so it becomes
-a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.
+a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.  The
+runs at either end that only one side reaches (:func:`one_sided_cuts`) are groups of their own from
+the start, however few draws they hold: merged with the other side's bulk, a tail region of
+probability 10⁻⁵ would be diluted away.
 Splitting top-down rather than merging bottom-up (ChiMerge, Kerber 1992) avoids the alternating
 groups that noise leaves behind when every adjacent pair is merged only while it looks alike.
 

@@ -7,7 +7,9 @@ vector output) is cut into *adaptive* bins (:mod:`audit.statistics.adaptive`): f
 distinct value, or quantiles of the pooled training values with the often-repeated values and the
 one-sided runs at either end as bins of their own) merged while neighbours do not differ
 significantly in their share of neighbour draws.  A rare region that only one side produces, or
-where the ratio is extreme, therefore stays a bin of its own instead of being merged into the bulk.
+where the ratio is extreme, therefore stays a bin of its own instead of being merged into the bulk;
+the runs at either end that only one side reaches are always bins of their own, scored beyond every
+other bin (:func:`~audit.statistics.adaptive.one_sided_ends`): their estimated ratio is infinite.
 Each bin b gets the smoothed log-ratio
 
     s_b = ln((c_Q(b) + a)/(n_Q + a·B)) − ln((c_P(b) + a)/(n_P + a·B)).
