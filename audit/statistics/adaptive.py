@@ -14,9 +14,9 @@ significant one is made anyway (one group says nothing), at the largest χ² amo
 at least :data:`TRIM` of the draws on either side: over all cuts, pure noise peaks at an end, on a
 handful of draws.  A region that only one side
 produces differs from the rest at once (a run of c draws of one side gives χ² ≈ c), so it becomes
-a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.  The
-runs at either end that only one side reaches (:func:`one_sided_cuts`) are groups of their own from
-the start, however few draws they hold: merged with the other side's bulk, a tail region of
+a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.  For the
+binned statistic, the runs at either end that only one side reaches (:func:`one_sided_cuts`) are
+groups of their own from the start, however few draws they hold: merged with the other side's bulk, a tail region of
 probability 10⁻⁵ would be diluted away.
 Splitting top-down rather than merging bottom-up (ChiMerge, Kerber 1992) avoids the alternating
 groups that noise leaves behind when every adjacent pair is merged only while it looks alike.
@@ -101,18 +101,20 @@ def _best_cut(cum0: np.ndarray, cum1: np.ndarray, start: int, end: int,
 
 
 def split_fine_bins(base: np.ndarray, neighbour: np.ndarray, *, max_groups: int = MAX_GROUPS,
-                    family: int = 1) -> Groups:
+                    family: int = 1, one_sided: bool = False) -> Groups:
     """Group adjacent fine bins (counts ``base``, ``neighbour`` in value order) top-down (module
     docstring): at most ``max_groups`` groups, at least two when there are two fine bins.
     ``family``: the number of such groupings made together (the columns of one statistic), by which
-    the Bonferroni correction of each cut is multiplied."""
+    the Bonferroni correction of each cut is multiplied.  ``one_sided``: the runs at either end that
+    only one side reaches are groups of their own from the start (:func:`one_sided_cuts`; the binned
+    statistic's rule, which ranks them first; a sum of column scores would only add their noise)."""
     c0 = np.asarray(base, dtype=np.int64)
     c1 = np.asarray(neighbour, dtype=np.int64)
     cum0 = np.concatenate([[0], np.cumsum(c0)])
     cum1 = np.concatenate([[0], np.cumsum(c1)])
     groups = {0: (c0.size, *_best_cut(cum0, cum1, 0, c0.size, family))}  # start -> (end, χ², cut, critical, χ²_trim, cut_trim)
     significant = False
-    forced = one_sided_cuts(c0, c1)
+    forced = one_sided_cuts(c0, c1) if one_sided else []
     for cut in forced:  # never merged into the other side's bulk
         start = max(g for g in groups if g < cut)
         end, critical = groups[start][0], groups[start][3]

@@ -71,7 +71,7 @@ def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
                projection: Optional[LinearStatistic] = None) -> BinnedStatistic:
     """Adaptive bins of the pooled values; smoothed log-ratio (neighbour over base) per bin."""
     fine_edges, c0, c1 = value_bins(base_values, neighbour_values)
-    groups = split_fine_bins(c0, c1)
+    groups = split_fine_bins(c0, c1, one_sided=True)
     edges = fine_edges[groups.starts[1:] - 1]
     scores = one_sided_ends(groups, group_scores(groups, base_values.size, neighbour_values.size))
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
