@@ -485,7 +485,7 @@ def _assemble(mechanism, name, claim, scenario, pairs, covers, certified, statis
         mu_tightness=ratio(mu_lb, exact_mu),
         worst_pair=pair_results[worst].label, pairs=tuple(pair_results),
         evidence=tuple(dict(c.to_dict([p.label for p in pairs]),
-                            event=event_text(statistics[c.event.pair], c.threshold)) for c in certified),
+                            event=event_text(statistics[c.event.pair].lanes()[c.event.lane], c.threshold)) for c in certified),
         accuracy=accuracy_report, seed=entropy, samples=samples, confidence=confidence,
         statistic=statistic_info, witness=witness,
         runtime=dict(runtime, wall_time_s=time.perf_counter() - started, versions=versions()),

@@ -241,6 +241,9 @@ class AuditJob:
     statistics: tuple = ()  # per pair Statistic, once learned
     binnings: tuple = ()  # per pair Binning, once placed
     training: Optional[TrainingPlan] = None  # what training chunks keep
+    #: Per pair, the indices of its lanes' binnings (:class:`~audit.statistics.lanes.Lanes`); empty:
+    #: one lane per pair, ``binnings[pair]``.  With lanes a chunk returns one row per lane.
+    lanes: tuple = ()
 
     def where(self, task: ChunkTask) -> str:
         side = "base" if task.side == 0 else "neighbour"
@@ -267,13 +270,20 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
                            job.where(task), job.name, job.output_dim)
     if task.phase == Phase.TRAINING:
         return job.training.reduce(outputs)
-    values = job.statistics[task.pair](outputs)
+    if job.lanes:  # several statistics' scores of the same draws (audit.statistics.lanes)
+        lanes = zip(job.statistics[task.pair].lanes(), job.lanes[task.pair])
+        return np.stack([_reduce(job, task, statistic(outputs), lane) for statistic, lane in lanes])
+    return _reduce(job, task, job.statistics[task.pair](outputs), task.pair)
+
+
+def _reduce(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):
+    """A pilot's (min, max) or a histogram of the scores ``values`` on ``job.binnings[binning]``."""
     if task.phase == Phase.PILOT:
         return float(values.min()), float(values.max())
     if not np.isfinite(values).all():
         raise MechanismError(
             f"mechanism {job.name!r}: outputs too large for the test statistic ({job.where(task)})")
-    return job.binnings[task.pair].counts(values)
+    return job.binnings[binning].counts(values)
 
 
 _BLAS_LOCK = threading.Lock()

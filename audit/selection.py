@@ -172,6 +172,7 @@ class Event:
     slot: Slot  # what it was chosen for: ε at a δ, δ at an ε, μ or the trade-off band
     level: float
     band: bool = False  # trade-off band point: also certify α_lo and β_lo
+    lane: int = 0  # which of the pair's statistics (audit.statistics.lanes) counts it; 0: the primary
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,8 @@ class CertifiedEvent:
             "pair": labels[self.event.pair], "slot": self.event.slot.key, "family": self.event.family,
             "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
             "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n}
+        if self.event.lane:
+            result["lane"] = self.event.lane
         if self.joint:
             return dict(result, test="joint", level=JOINT_FACTOR * self.event.level,
                         bound=self.bound, refutes=self.refutes)
@@ -227,7 +230,7 @@ WINNERS_CURSE_SDS = 0.5
 _SPREAD_FLOOR = 2
 
 
-def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int):
+def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int, sds: float = WINNERS_CURSE_SDS):
     """Certification counts predicted from selection counts, half a standard deviation against
     the event: ratio r = n_certify/n, k ↦ r·k ∓ ½√(r²·k' + r·k') with k' = max(k, 2) (Poisson
     approximations of the spread of the scaled selection count and of the certification count),
@@ -237,8 +240,8 @@ def _predicted(count_a: np.ndarray, count_b: np.ndarray, n: int, n_certify: int)
     floors 0, 1, 2, 4; no change on the analytic Gaussian at 2·10⁶)."""
     r = n_certify / n
     floor_a, floor_b = np.maximum(count_a, _SPREAD_FLOOR), np.maximum(count_b, _SPREAD_FLOOR)
-    spread_a = WINNERS_CURSE_SDS * np.sqrt(r * r * floor_a + r * floor_a)
-    spread_b = WINNERS_CURSE_SDS * np.sqrt(r * r * floor_b + r * floor_b)
+    spread_a = sds * np.sqrt(r * r * floor_a + r * floor_a)
+    spread_b = sds * np.sqrt(r * r * floor_b + r * floor_b)
     a = np.clip(np.floor(r * count_a - spread_a), 0, n_certify).astype(np.int64)
     b = np.clip(np.ceil(r * count_b + spread_b), 0, n_certify).astype(np.int64)
     return a, b
@@ -270,37 +273,50 @@ def _joint_proxy_level(level: float) -> float:
 
 def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                   look: int = -1, *, headline: bool = True, curves: bool = True,
-                  slots: Optional[tuple[Slot, ...]] = None) -> list[Event]:
+                  slots: Optional[tuple[Slot, ...]] = None,
+                  curve_pairs: Optional[list[int]] = None,
+                  alternates: Optional[set[int]] = None) -> list[Event]:
     """Choose the events to certify at ``look``, from the selection samples only.
 
     Candidates are scored at each pair's certification size ``n_certify`` (one number for all
     pairs, or one per pair) with predicted, pessimistic counts (the winner's-curse correction of
     the module docstring), their (α_hi, β_hi) interpolated (:func:`audit.scoring.choosing_points`;
     :func:`certify` is exact).  ``headline``/``curves`` pick the families (an early look needs the
-    curves only if it stops the audit); ``slots`` restricts the headline family to those slots."""
+    curves only if it stops the audit); ``slots`` restricts the headline family to those slots.
+    ``curve_pairs``: the entries of ``selection`` that get curve events (default all); the headline
+    family chooses over every entry (several statistics of one pair, :mod:`audit.statistics.lanes`,
+    are entries of their own: the budget's ``n_pairs`` counts ``curve_pairs``).  ``alternates``: the
+    entries of alternate lanes, whose headline candidates count :data:`ALTERNATE_MARGIN` less (the
+    best of many statistics' events on the same draws is partly the luckiest)."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
-    candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size))
-                  for counts, size in zip(selection, sizes)]
+    alternates = alternates or set()
+    candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size,
+                                          ALTERNATE_SDS if entry in alternates else WINNERS_CURSE_SDS))
+                  for entry, (counts, size) in enumerate(zip(selection, sizes))]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
     # Headline: for each slot, the best event over all pairs.
     for slot in (budget.headline_slots if slots is None else slots) if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
-        best = None
+        bests = []
         for pair, (orientation, index, count_a, count_b) in enumerate(candidates):
             if (pair, proxy) not in points:
                 points[pair, proxy] = choosing_points(count_a, sizes[pair], count_b, sizes[pair], proxy)
             scores = slot_values(slot, *points[pair, proxy])
             i = int(np.argmax(scores))
-            if best is None or scores[i] > best[0]:
-                best = (scores[i], pair, int(orientation[i]), int(index[i]) + 1)
-        events.append(Event(best[1], best[2], best[3], "headline", slot, level))
+            bests.append((float(scores[i]), pair, int(orientation[i]), int(index[i]) + 1))
+        if alternates:  # an alternate lane must beat the primaries by a margin
+            bests = [(b[0] - ALTERNATE_MARGIN * abs(b[0]), *b[1:]) if b[1] in alternates else b for b in bests]
+        _, pair, orientation, index = _widest_of_the_best(bests, selection)
+        events.append(Event(pair, orientation, index, "headline", slot, level))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
     level, point_slots = budget.curve_level_of(look), curve_slots(claim, DELTA_GRID)
     for pair, ((orientations, index, count_a, count_b), counts) in enumerate(zip(candidates, selection)):
+        if curve_pairs is not None and pair not in curve_pairs:
+            continue
         alpha_hi, beta_hi = choosing_points(count_a, sizes[pair], count_b, sizes[pair], level)
         for slot in point_slots:
             i = int(np.argmax(slot_values(slot, alpha_hi, beta_hi)))
@@ -314,6 +330,60 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
                 chosen.add(j)
                 events.append(Event(pair, orientation, j + 1, "curve", TRADEOFF, level, band=True))
     return events
+
+
+#: An alternate lane's headline candidate counts this share of its value less than a primary's:
+#: the best of several statistics' events on the same selection draws is partly the luckiest
+#: (measured on the under-calibrated Gaussian of the faulty zoo at 2·10⁵: an alternate's event of
+#: 16 against 0 selection draws, 6% above the primary's, certified 71 against 16).  A region only
+#: one side reaches, which the primary statistic dilutes, beats it by far more.
+ALTERNATE_MARGIN = 0.1
+#: ... and its counts are moved this many standard deviations against it (:func:`_predicted`)
+#: rather than :data:`WINNERS_CURSE_SDS`: the luck of the best of more candidates grows with the
+#: spread of their counts, most for events resting on few draws (the same under-calibrated
+#: Gaussian, with the other pair's alternate: 18 against 0 selection draws, 13.5% above the
+#: primary's best, certified 73 against 13).
+ALTERNATE_SDS = 1.0
+#: Entries' best headline events within this share of the best predicted value count as tied
+#: (:func:`_widest_of_the_best`).
+NEAR_TIE = 0.01
+
+
+def _empty_run(counts: PairCounts, index: int) -> tuple[int, int]:
+    """The thresholds j' ≥ ``index`` whose events {bin ≥ j'} hold the same selection draws as
+    {bin ≥ index}: up to the first bin at or above ``index`` that holds a draw of either side.
+    Returns (the middle of that run, its length in bins)."""
+    occupied = np.flatnonzero(counts.base[index:] + counts.neighbour[index:])
+    last = index + (int(occupied[0]) if occupied.size else counts.base.size - 1 - index)
+    return (index + last) // 2, last - index
+
+
+def _widest_of_the_best(bests: list[tuple], selection: list[PairCounts]) -> tuple:
+    """The headline event among the entries' best (score, entry, orientation, index), at the middle
+    of its run of empty bins.
+
+    Every threshold in a run of bins that hold no selection draw has the same selection counts, and
+    the candidates stand for each run by its first threshold: right above the last draw below it,
+    often a draw of the side the event must exclude.  Its certification draws then spill into the
+    event; the middle of the empty run keeps a margin on both sides (the maximum-margin rule), for
+    the same selection counts.  Among the entries whose best events score within :data:`NEAR_TIE` of
+    the best (exact ties for a score ≤ 0) the widest run, relative to the span of the entry's
+    occupied bins, wins: the selection draws cannot tell such events apart, but a region only one
+    side reaches, which a statistic scores apart from the other side's bulk
+    (:mod:`audit.statistics.lanes` has several statistics of one pair), lies beyond a wide empty
+    run."""
+    top = max(b[0] for b in bests)
+    cut = top - NEAR_TIE * abs(top) if top > 0 else top
+
+    def widened(best) -> tuple:
+        score, entry, orientation, index = best
+        middle, run = _empty_run(selection[entry], index)
+        occupied = np.flatnonzero(selection[entry].base + selection[entry].neighbour)
+        span = int(occupied[-1] - occupied[0]) + 1 if occupied.size else 1
+        return run / span, (score, entry, orientation, middle)
+
+    tied = [widened(b) for b in bests if b[0] >= cut]
+    return max(tied, key=lambda t: (t[0], t[1][0]))[1]
 
 
 def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int) -> Optional[Slot]:

@@ -37,7 +37,9 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: main audit with a single look draws its selection in two segments (choosing early,
 #: :mod:`audit.allocation`).  "6": training chunks keep their raw rows out of the other summaries
 #: and may keep per-column counts (:mod:`audit.statistics.training`).
-ENGINE_VERSION = "6"
+#: "7": a pair may count several statistics' events (lanes, :mod:`audit.statistics.lanes`), so the
+#: pilot and histogram arrays hold one row per lane.
+ENGINE_VERSION = "7"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
@@ -164,7 +166,8 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                             output_dim=job.output_dim, samples=stage.samples - allocation.training)
               for (base, neighbour), label in zip(training, labels)]
     statistics = tuple(f[0] for f in fitted)
-    job = run.job = replace(job, statistics=statistics)
+    lanes = _Lanes.of(statistics)
+    job = run.job = replace(job, statistics=statistics, lanes=lanes.index if lanes.several else ())
     binnings = run.pilot()
     job = run.job = replace(job, binnings=binnings)
     for look in range(stage.looks):
@@ -175,7 +178,8 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                                                                   allocation, budget, claim, bar)
         if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
-            per_pair = reallocate(certification_ends, [looks_silent(counts, claim) for counts in selection])
+            silent = [all(looks_silent(selection[v], claim) for v in lanes.index[p]) for p in range(pairs)]
+            per_pair = reallocate(certification_ends, silent)
             for index, ends in enumerate(per_pair):
                 plan, ranges = _segment_plan(allocation.segments(ends), chunk)
                 plans[Phase.CERTIFICATION][index], segments[Phase.CERTIFICATION][index] = plan, ranges
@@ -183,17 +187,59 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
         certification = run.histograms(Phase.CERTIFICATION, segments[Phase.CERTIFICATION], look)
         n_certify = [counts.n for counts in certification]
         last = look == stage.looks - 1 and stage.final  # the quick look is not the audit's last
-        events = select_events(selection, claim, budget, n_certify, look, curves=last)
+        events = select_events(selection, claim, budget, n_certify, look, curves=last, curve_pairs=lanes.primary,
+                               alternates=lanes.alternates)
         joint_tests: dict = {}  # this look's joint tests, reused when it stops the audit
         certified = certify(events, certification, binnings, claim, bounds=last, joint_tests=joint_tests)
         violated = _violates(certified, claim)
         if violated:
             if not last:  # the stopping look also reports its bounds and curves (budgeted at every look)
-                curves = select_events(selection, claim, budget, n_certify, look, headline=False)
+                curves = select_events(selection, claim, budget, n_certify, look, headline=False,
+                                       curve_pairs=lanes.primary)
                 certified = certify(events + curves, certification, binnings, claim, joint_tests=joint_tests)
             break
-    return Outcome(stage, certified, statistics, tuple(notes for _, notes in fitted), look, n_certify, violated,
-                   selection[0].n, budget.favoured)
+    return Outcome(stage, lanes.to_pairs(certified), statistics, tuple(notes for _, notes in fitted), look,
+                   [n_certify[v] for v in lanes.primary], violated, selection[0].n, budget.favoured)
+
+
+@dataclass(frozen=True)
+class _Lanes:
+    """The lanes of every pair (:class:`~audit.statistics.lanes.Lanes`) laid out one after another:
+    ``index[pair]`` are its lanes' positions in the selection and certification counts, the first
+    its primary statistic's; ``owner``/``lane`` map a position back."""
+
+    index: tuple[tuple[int, ...], ...]
+    owner: tuple[int, ...]
+    lane: tuple[int, ...]
+
+    @classmethod
+    def of(cls, statistics) -> "_Lanes":
+        index, owner, lane = [], [], []
+        for pair, statistic in enumerate(statistics):
+            count = len(statistic.lanes())
+            index.append(tuple(range(len(owner), len(owner) + count)))
+            owner += [pair] * count
+            lane += list(range(count))
+        return cls(tuple(index), tuple(owner), tuple(lane))
+
+    @property
+    def several(self) -> bool:
+        return len(self.owner) > len(self.index)
+
+    @property
+    def alternates(self) -> set[int]:
+        return {positions for pair in self.index for positions in pair[1:]}
+
+    @property
+    def primary(self) -> list[int]:
+        return [positions[0] for positions in self.index]
+
+    def to_pairs(self, certified: list) -> list:
+        """Certified events with their pair and lane instead of a position."""
+        if not self.several:
+            return certified
+        return [replace(c, event=replace(c.event, pair=self.owner[c.event.pair], lane=self.lane[c.event.pair]))
+                for c in certified]
 
 
 def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple[list, tuple, Budget]:
@@ -204,7 +250,7 @@ def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple
     slot = predicted_to_refute(first, claim, budget, allocation.early_certification)
     if slot is None:
         return run.histograms(Phase.SELECTION, segments, 1), allocation.certification_ends, budget
-    bar.total -= 2 * len(first) * len(segments[0][1])  # the rest of the selection is never drawn
+    bar.total -= 2 * len(segments) * len(segments[0][1])  # the rest of the selection is never drawn
     return first, (allocation.early_certification,), budget.favouring(slot)
 
 
@@ -303,13 +349,22 @@ class _PhaseRunner:
                       for s in (0, 1))
                 for p in range(pairs)]
 
+    def _positions(self, pair: int) -> tuple[int, ...]:
+        """Where a pair's lanes are kept (``AuditJob.lanes``; one per pair without lanes)."""
+        return self.job.lanes[pair] if self.job.lanes else (pair,)
+
+    @property
+    def _width(self) -> int:
+        return sum(len(positions) for positions in self.job.lanes) if self.job.lanes else len(self.job.datasets)
+
     def pilot(self) -> tuple[Binning, ...]:
-        shape = (len(self.job.datasets), 2, len(self.plans[Phase.PILOT][0]))
+        shape = (self._width, 2, len(self.plans[Phase.PILOT][0]))
         low = self.arrays.setdefault("pilot_min", np.full(shape, np.inf))
         high = self.arrays.setdefault("pilot_max", np.full(shape, -np.inf))
 
         def fold(task, result):
-            low[task.pair, task.side, task.chunk], high[task.pair, task.side, task.chunk] = result
+            for position, (lowest, highest) in zip(self._positions(task.pair), np.reshape(result, (-1, 2))):
+                low[position, task.side, task.chunk], high[position, task.side, task.chunk] = lowest, highest
 
         self._run(Phase.PILOT, fold)
         return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
@@ -324,16 +379,17 @@ class _PhaseRunner:
         """
         pairs = len(self.job.datasets)
         key = f"{phase.name.lower()}_counts_{look}"
-        counts = self.arrays.setdefault(key, np.zeros((pairs, 2, BINS + 2), dtype=np.int64))
+        counts = self.arrays.setdefault(key, np.zeros((self._width, 2, BINS + 2), dtype=np.int64))
 
         def fold(task, result):
-            counts[task.pair, task.side] += result
+            counts[list(self._positions(task.pair)), task.side] += np.reshape(result, (-1, BINS + 2))
 
         self._run(phase, fold, [pair_segments[look] for pair_segments in segments])
         total = sum(self.arrays[f"{phase.name.lower()}_counts_{i}"] for i in range(look + 1))
         n = [sum(plan[c] for i in range(look + 1) for c in pair_segments[i])
              for plan, pair_segments in zip(self.plans[phase], segments)]
-        return [PairCounts(total[p, 0].copy(), total[p, 1].copy(), n[p]) for p in range(pairs)]
+        return [PairCounts(total[v, 0].copy(), total[v, 1].copy(), n[p])
+                for p in range(pairs) for v in self._positions(p)]
 
 
 def _segment_plan(sizes: list[int], chunk: int) -> tuple[list[int], list[range]]:

@@ -170,6 +170,12 @@ def _sparse_histogram_auto():
     return mechanism, scenarios.from_pairs(mechanism.worst_pairs(), "add-remove")
 
 
+def _truncated_laplace_far_tail():
+    """Geng's truncated Laplace at (1, 1e-4), tight: its one-sided tail holds exactly δ, the region
+    the far-tail audits refute when τ is too small; default statistic (every candidate a lane)."""
+    return TruncatedLaplaceMechanism(1.0, 1e-4), scenarios.counting(1)
+
+
 def _laplace_parallel_auto():
     """LaplaceParallel at its exact claim, default statistic (weak signal: auto's structural rule)."""
     return _laplace_parallel_additive()[:2]
@@ -219,6 +225,7 @@ REFERENCE_CASES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "laplace-parallel-additive": _laplace_parallel_additive,
     "svt3-flag-value": _svt3_flag_value,
     "sparse-histogram-auto": _sparse_histogram_auto,
+    "truncated-laplace-far-tail-auto": _truncated_laplace_far_tail,
     "laplace-parallel-auto": _laplace_parallel_auto,
     "gaussian-zcdp-curve-auto": _gaussian_zcdp_curve,
     "vector-coordinates": _coordinates_vector,

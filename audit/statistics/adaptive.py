@@ -14,7 +14,10 @@ significant one is made anyway (one group says nothing), at the largest χ² amo
 at least :data:`TRIM` of the draws on either side: over all cuts, pure noise peaks at an end, on a
 handful of draws.  A region that only one side
 produces differs from the rest at once (a run of c draws of one side gives χ² ≈ c), so it becomes
-a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.
+a group of its own as soon as its evidence is significant; a region of extreme ratio likewise.  For the
+binned statistic, the runs at either end that only one side reaches (:func:`one_sided_cuts`) are
+groups of their own from the start, however few draws they hold: merged with the other side's bulk, a tail region of
+probability 10⁻⁵ would be diluted away.
 Splitting top-down rather than merging bottom-up (ChiMerge, Kerber 1992) avoids the alternating
 groups that noise leaves behind when every adjacent pair is merged only while it looks alike.
 
@@ -32,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["SPLIT_LEVEL", "MAX_GROUPS", "SMOOTHING", "FINE_BINS", "Groups", "split_fine_bins",
+__all__ = ["SPLIT_LEVEL", "MAX_GROUPS", "SMOOTHING", "FINE_BINS", "Groups", "split_fine_bins", "one_sided_cuts",
+           "one_sided_ends",
            "group_scores", "value_bins", "TieBreaker", "tie_breaker"]
 
 #: Level of the χ² test (Bonferroni over the cut positions of a group) that keeps a cut.
@@ -97,26 +101,37 @@ def _best_cut(cum0: np.ndarray, cum1: np.ndarray, start: int, end: int,
 
 
 def split_fine_bins(base: np.ndarray, neighbour: np.ndarray, *, max_groups: int = MAX_GROUPS,
-                    family: int = 1) -> Groups:
+                    family: int = 1, one_sided: bool = False) -> Groups:
     """Group adjacent fine bins (counts ``base``, ``neighbour`` in value order) top-down (module
     docstring): at most ``max_groups`` groups, at least two when there are two fine bins.
     ``family``: the number of such groupings made together (the columns of one statistic), by which
-    the Bonferroni correction of each cut is multiplied."""
+    the Bonferroni correction of each cut is multiplied.  ``one_sided``: the runs at either end that
+    only one side reaches are groups of their own from the start (:func:`one_sided_cuts`; the binned
+    statistic's rule, which ranks them first; a sum of column scores would only add their noise)."""
     c0 = np.asarray(base, dtype=np.int64)
     c1 = np.asarray(neighbour, dtype=np.int64)
     cum0 = np.concatenate([[0], np.cumsum(c0)])
     cum1 = np.concatenate([[0], np.cumsum(c1)])
     groups = {0: (c0.size, *_best_cut(cum0, cum1, 0, c0.size, family))}  # start -> (end, χ², cut, critical, χ²_trim, cut_trim)
     significant = False
+    forced = one_sided_cuts(c0, c1) if one_sided else []
+    for cut in forced:  # never merged into the other side's bulk
+        start = max(g for g in groups if g < cut)
+        end, critical = groups[start][0], groups[start][3]
+        chi = _chi2(cum0[cut] - cum0[start], cum1[cut] - cum1[start], cum0[end] - cum0[cut], cum1[end] - cum1[cut])
+        significant = significant or bool(chi >= critical)
+        groups[start] = (cut, *_best_cut(cum0, cum1, start, cut, family))
+        groups[cut] = (end, *_best_cut(cum0, cum1, cut, end, family))
     while len(groups) < max_groups:
         start = max(groups, key=lambda g: (groups[g][1] - groups[g][3], -g))
         end, chi, cut, critical, _, _ = groups[start]
         if cut < 0 or chi <= 0.0 or chi < critical:
-            if len(groups) > 1:
+            if len(groups) > 1 + len(forced):
                 break
-            # Nothing is significant: one forced cut, among the trimmed ones (the largest χ² over all
-            # cuts of pure noise sits at an end, on a handful of draws).
-            chi, cut = groups[start][4], groups[start][5]
+            # Nothing is significant: one forced cut of the bulk, among the trimmed ones (the largest
+            # χ² over all cuts of pure noise sits at an end, on a handful of draws).
+            start = max(groups, key=lambda g: cum0[groups[g][0]] - cum0[g] + cum1[groups[g][0]] - cum1[g])
+            end, chi, cut = groups[start][0], groups[start][4], groups[start][5]
             if cut < 0 or chi <= 0.0:
                 break
         else:
@@ -126,6 +141,46 @@ def split_fine_bins(base: np.ndarray, neighbour: np.ndarray, *, max_groups: int 
     starts = np.array(sorted(groups), dtype=np.int64)
     ends = np.array([groups[s][0] for s in starts], dtype=np.int64)
     return Groups(starts, cum0[ends] - cum0[starts], cum1[ends] - cum1[starts], significant)
+
+
+def one_sided_cuts(base: np.ndarray, neighbour: np.ndarray) -> list[int]:
+    """Cut positions (fine-bin indices) that set apart the runs of fine bins at either end that only
+    one side reaches: the bottom run ends where the other side first has a draw, the top run starts
+    after its last (nothing where an end is mixed or the run would be everything)."""
+    c0, c1 = np.asarray(base), np.asarray(neighbour)
+    occupied = np.flatnonzero((c0 > 0) | (c1 > 0))
+    if occupied.size == 0:
+        return []
+    cuts = []
+    for side, other in ((c0, c1), (c1, c0)):
+        reached = np.flatnonzero(other > 0)
+        if reached.size == 0:
+            continue
+        if side[:reached[0]].sum() > 0:  # draws of `side` below everything `other` reaches
+            cuts.append(int(reached[0]))
+        if side[reached[-1] + 1:].sum() > 0:  # ... and above
+            cuts.append(int(reached[-1]) + 1)
+    return sorted({cut for cut in cuts if 0 < cut < c0.size})
+
+
+def one_sided_ends(groups: "Groups", scores: np.ndarray) -> np.ndarray:
+    """``scores`` with each end group that only one side reaches moved beyond every other score,
+    on that side's end (above for the neighbour, below for the base), by the median gap between
+    distinct scores: the likelihood ratio of a region the other side never reaches is infinite as
+    far as the draws tell, so it is ranked first, however few draws hold it."""
+    scores = np.array(scores, dtype=np.float64)
+    if scores.size < 2:
+        return scores
+    gaps = np.diff(np.unique(scores))
+    gap = float(np.median(gaps)) if gaps.size else 1.0
+    inner = scores[1:-1] if scores.size > 2 else scores
+    top, bottom = float(np.max(inner)), float(np.min(inner))
+    for end in (0, scores.size - 1):
+        if groups.base[end] == 0 and groups.neighbour[end] > 0:
+            scores[end] = max(scores[end], top + gap)
+        elif groups.neighbour[end] == 0 and groups.base[end] > 0:
+            scores[end] = min(scores[end], bottom - gap)
+    return scores
 
 
 def group_scores(groups: Groups, n_base: float, n_neighbour: float, smoothing: float = SMOOTHING) -> np.ndarray:

@@ -68,6 +68,7 @@ from .base import Statistic
 from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_seconds
+from .lanes import Lanes
 from .linear import LinearStatistic, lda_statistic
 from .training import TrainingData
 
@@ -139,7 +140,23 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     notes = {"auto_choice": choice,
              "auto": {"rule": rule, "held_out": [int(held0.shape[0]), int(held1.shape[0])],
                       "level": USAGE_LEVEL, "structure": structural, "tried": tried, "skipped": skipped}}
-    return _final(choice, fit0.with_rows(held0), fit1.with_rows(held1), output_dim, candidates[choice]), notes
+    everything0, everything1 = fit0.with_rows(held0), fit1.with_rows(held1)
+    primary = _final(choice, everything0, everything1, output_dim, candidates[choice])
+    return _with_alternates(choice, primary, candidates, everything0, everything1, output_dim), notes
+
+
+def _with_alternates(choice: str, primary: Statistic, candidates: dict, everything0: TrainingData,
+                     everything1: TrainingData, output_dim: int) -> Lanes:
+    """The chosen statistic with every other candidate as an alternate lane
+    (:mod:`audit.statistics.lanes`): the linear one refitted on all the training draws (it costs a
+    product), the others as fitted for the choice.  Their events compete with the primary's on the
+    selection draws, so a region too rare for the training draws to rank the candidates by — a tail
+    only one side reaches with probability 10⁻⁵ — is still found where some candidate resolves it."""
+    others = [name for name in candidates if name != choice]
+    linear = linear_of((everything0.moments, everything1.moments), output_dim) if output_dim > 1 \
+        else LinearStatistic()
+    alternates = tuple(linear if name == "linear" else candidates[name] for name in others)
+    return Lanes(primary, alternates, (choice, *others))
 
 
 def _plain(value: float) -> Optional[float]:

@@ -30,3 +30,8 @@ class Statistic:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind}
+
+    def lanes(self) -> tuple["Statistic", ...]:
+        """The statistics whose threshold events the fixed-design audit counts, this one first
+        (:class:`~audit.statistics.lanes.Lanes`): just itself unless it carries alternates."""
+        return (self,)

@@ -7,7 +7,9 @@ vector output) is cut into *adaptive* bins (:mod:`audit.statistics.adaptive`): f
 distinct value, or quantiles of the pooled training values with the often-repeated values and the
 one-sided runs at either end as bins of their own) merged while neighbours do not differ
 significantly in their share of neighbour draws.  A rare region that only one side produces, or
-where the ratio is extreme, therefore stays a bin of its own instead of being merged into the bulk.
+where the ratio is extreme, therefore stays a bin of its own instead of being merged into the bulk;
+the runs at either end that only one side reaches are always bins of their own, scored beyond every
+other bin (:func:`~audit.statistics.adaptive.one_sided_ends`): their estimated ratio is infinite.
 Each bin b gets the smoothed log-ratio
 
     s_b = ln((c_Q(b) + a)/(n_Q + a·B)) − ln((c_P(b) + a)/(n_P + a·B)).
@@ -25,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from .adaptive import TieBreaker, group_scores, split_fine_bins, tie_breaker, value_bins
+from .adaptive import TieBreaker, group_scores, one_sided_ends, split_fine_bins, tie_breaker, value_bins
 from .base import Statistic
 from .linear import LinearStatistic
 
@@ -69,9 +71,9 @@ def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
                projection: Optional[LinearStatistic] = None) -> BinnedStatistic:
     """Adaptive bins of the pooled values; smoothed log-ratio (neighbour over base) per bin."""
     fine_edges, c0, c1 = value_bins(base_values, neighbour_values)
-    groups = split_fine_bins(c0, c1)
+    groups = split_fine_bins(c0, c1, one_sided=True)
     edges = fine_edges[groups.starts[1:] - 1]
-    scores = group_scores(groups, base_values.size, neighbour_values.size)
+    scores = one_sided_ends(groups, group_scores(groups, base_values.size, neighbour_values.size))
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
     pooled = np.concatenate([base_values, neighbour_values])
     q25, q75 = np.quantile(pooled, [0.25, 0.75])

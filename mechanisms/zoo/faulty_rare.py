@@ -32,7 +32,9 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import optimize, special
 
+from ..calibration import analytic_sigma
 from ..claims import ApproxDP, Relation, as_relation
 from ..parameters import FrozenParameters
 from ..validation import check_dataset, check_finite_positive, check_int, check_open_unit, check_size
@@ -136,3 +138,72 @@ class SparseHistogram(FrozenParameters):
         if delta < self.release_probability:
             return math.inf
         raise NotImplementedError("ε(δ') for δ' ≥ p is not derived: truth unknown")
+
+
+class TruncatedGaussianSum(FrozenParameters):
+    """A scalar sum of rows in [0, 1] plus Gaussian noise truncated to [−τ, τ], with τ too small.
+
+    The author calibrates σ by the analytic Gaussian mechanism for (ε, δ) (Balle & Wang, ICML 2018,
+    Algorithm 1) and then truncates the noise, Y ~ N(0, σ²) conditioned on |Y| ≤ τ, so that outputs
+    stay bounded.  Truncation is not post-processing: the outputs in (f(D) + τ, f(D) + τ + 1] are
+    impossible under D and have probability
+
+        m = P(τ − 1 < Y ≤ τ) = (Φ(−(τ − 1)/σ) − Φ(−τ/σ)) / (1 − 2Φ(−τ/σ))
+
+    under the neighbour D′ with f(D′) = f(D) + 1.  That region alone gives δ(ε′) ≥ m for every
+    ε′ ≥ 0 (its hockey-stick term is m − e^{ε′}·0), so the claim (ε, δ) is false whenever m > δ.
+    τ is chosen here so that m = ``excess``·δ exactly (a root of the formula above).  Only this lower
+    bound on the truth is derived; the exact δ(ε′) is not (no exact methods).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claim ApproxDP(ε, δ), and the σ of the analytic Gaussian for it.
+    excess : float, default 1.7
+        m/δ (> 1 makes the claim false; the validity study uses the correct mechanism instead).
+    """
+
+    d = 1
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, excess: float = 1.7) -> None:
+        self.epsilon = check_finite_positive("epsilon", epsilon)
+        self.delta = check_open_unit("delta", delta)
+        self.excess = check_finite_positive("excess", excess)
+        if not self.excess * self.delta < 0.1:
+            raise ValueError(f"`excess`·`delta` must be below 0.1, got {excess!r}·{delta!r}")
+        self.sigma = analytic_sigma(self.epsilon, self.delta)
+        target = self.excess * self.delta
+
+        def log_mass(tau: float) -> float:
+            return math.log(max(self._mass(tau), 1e-300)) - math.log(target)
+
+        self.bound = float(optimize.brentq(log_mass, 1.0 + 1e-9, 30.0 * self.sigma, xtol=1e-12))
+        self._edge = float(special.ndtr(-self.bound / self.sigma))
+        self.claim = ApproxDP(self.epsilon, self.delta, Relation.ADD_REMOVE)
+        self.relation = Relation.ADD_REMOVE
+        self._freeze(epsilon=self.epsilon, delta=self.delta, excess=self.excess)
+
+    def _mass(self, tau: float) -> float:
+        edge = special.ndtr(-tau / self.sigma)
+        return float((special.ndtr(-(tau - 1.0) / self.sigma) - edge) / (1.0 - 2.0 * edge))
+
+    @property
+    def name(self) -> str:
+        return f"TruncatedGaussianSum(ε={self.epsilon:g}, δ={self.delta:g}, σ={self.sigma:.4g}, τ={self.bound:.4g})"
+
+    @property
+    def one_sided_mass(self) -> float:
+        """m, the probability of the outputs only the neighbour produces (class docstring)."""
+        return self._mass(self.bound)
+
+    def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        data = check_dataset(dataset, 1, name=f"dataset of {self.name}")
+        size = check_size(size)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}")
+        # Inverse CDF on the upper tail, symmetric: |Y| = −σΦ⁻¹(Φ(−τ/σ) + u(½ − Φ(−τ/σ))), u ~ U(0, 1),
+        # precise where the truncated tails live; the sign is a fair coin.
+        u = rng.random(size)
+        magnitude = -self.sigma * special.ndtri(self._edge + u * (0.5 - self._edge))
+        sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
+        return float(data.sum()) + sign * np.minimum(magnitude, self.bound)

@@ -13,6 +13,10 @@ from audit.scoring import Separation, UsageInterval
 from audit.statistics import TrainingData, TrainingPlan
 from audit.statistics import auto as auto_module
 from audit.statistics.auto import fit_auto
+from audit.statistics.base import Statistic
+from audit.statistics.binned import fit_binned
+from audit.statistics.lanes import Lanes
+from audit.statistics.linear import LinearStatistic
 from audit.statistics.classifier import fit_classifier, predicted_seconds, require_sklearn
 from audit.statistics.features import fit_feature_map
 from mechanisms import GaussianDP, PureDP
@@ -88,23 +92,39 @@ def test_auto_notes_list_what_was_tried_skipped_and_why(monkeypatch):
         (notes["auto_choice"] == "linear" and statistic.kind == "fisher-discriminant")
 
 
+def _correlated_normals(rng, mean, factor, n):
+    """n draws of mean + L·Z, Z standard normal, L lower triangular, computed column by column with
+    elementwise products and sums: the same numbers on every platform (rng.multivariate_normal
+    factors the covariance through LAPACK/BLAS, whose result depends on the CPU's kernel)."""
+    z = rng.standard_normal((n, factor.shape[0]))
+    return np.column_stack([mean[i] + sum(factor[i, j] * z[:, j] for j in range(i + 1))
+                            for i in range(factor.shape[0])])
+
+
+@pytest.mark.statistical
 def test_auto_keeps_linear_for_a_correlated_gaussian_shift():
     # Lebeda-like correlated noise: columns strongly correlated, so no additive structure.  Fisher's
     # discriminant is the likelihood ratio here; the binned statistic of the same projection is
     # (nearly) monotone in it, so it has the same threshold events and may be chosen as well.
     rng = np.random.default_rng(SEED)
-    plan = TrainingPlan(moments=True, atom_limit=auto_module.AUTO_ATOMS, rows_per_chunk=16384, columns=True)
-    covariance = 0.5 * np.eye(3) + 0.5
-
-    def draw(mean):
-        return lambda n: rng.multivariate_normal(mean, covariance, n)
-
-    base = _training(draw(np.zeros(3)), 60_000, plan)
-    neighbour = _training(draw(np.array([1.0, 0.0, 0.0])), 60_000, plan)
+    plan = TrainingPlan(moments=True, atom_limit=auto_module.AUTO_ATOMS, rows_per_chunk=65536, columns=True)
+    # Σ = ½I + ½J: its Cholesky factor in closed form (L Lᵀ = Σ), so no LAPACK call either.
+    factor = np.array([[1.0, 0.0, 0.0],
+                       [0.5, math.sqrt(0.75), 0.0],
+                       [0.5, 0.25 / math.sqrt(0.75), math.sqrt(2.0 / 3.0)]])
+    assert np.allclose(factor @ factor.T, 0.5 * np.eye(3) + 0.5, rtol=0, atol=1e-15)
+    base = _training(lambda n: _correlated_normals(rng, np.zeros(3), factor, n), 65536, plan)
+    neighbour = _training(lambda n: _correlated_normals(rng, np.array([1.0, 0.0, 0.0]), factor, n), 65536, plan)
     statistic, notes = fit_auto(base, neighbour, claim=GaussianDP(1.5), output_dim=3, seed=1, samples=10**6)
     assert notes["auto"]["structure"] == "linear" and notes["auto_choice"] in ("linear", "binned")
+    # The sum of columns is clearly worse.  Separations d on the 32,768 held-out draws per side: Fisher's
+    # is the shift's Mahalanobis length √(δᵀΣ⁻¹δ) = √1.5 = 1.2247; the additive statistic is a function of
+    # x₁ (d = 1 for the unit shift) plus per-column estimates for x₂ and x₃, whose marginals are the same
+    # on both sides (noise only).  Each d has standard error ≈ √(2/32768) = 0.008, so a gap of 0.22 is
+    # below 0.1 only about 15 standard errors out (measured on six seeds: 0.20–0.23).
     tried = notes["auto"]["tried"]
-    assert tried["additive"]["usage"][1] < tried["linear"]["usage"][0]  # the sum of columns is clearly worse
+    assert tried["linear"]["separation"] == pytest.approx(math.sqrt(1.5), abs=5 * 0.008)
+    assert tried["linear"]["separation"] - tried["additive"]["separation"] > 0.1
 
 
 # --- the affordable classifier -------------------------------------------------------------------
@@ -142,3 +162,45 @@ def test_default_settings_refute_a_sparse_histogram_with_a_low_threshold_at_a_mi
     assert report.verdict is Verdict.VIOLATED
     assert report.delta_lower_bound > mechanism.claim.delta
     assert report.delta_lower_bound <= mechanism.release_probability  # bounds ≤ truth
+
+
+# --- lanes: every candidate's events compete on the selection draws ----------------------------------
+
+class _Blind(Statistic):
+    """A statistic that sees nothing: every output scores 0."""
+
+    kind = "blind"
+
+    def __call__(self, outputs):
+        return np.zeros(outputs.shape[0])
+
+
+@pytest.mark.statistical
+def test_an_alternate_lane_refutes_what_the_primary_statistic_cannot_see():
+    # Laplace with half the noise its 1-DP claim needs (exact ε = 2).  The blind primary statistic
+    # certifies ε = 0; the linear alternate's events, chosen on the same selection draws, refute
+    # the claim (at 2·10⁵ draws the linear statistic alone certifies ε ≈ 1.9, far above 1).
+    from mechanisms import LaplaceMechanism
+    from scenarios import builders
+
+    mechanism = LaplaceMechanism(2.0)
+    statistic = Lanes(_Blind(), (LinearStatistic(),), ("blind", "linear"))
+    report = run_audit(mechanism, builders.counting(1), claim=PureDP(1.0), samples=200_000, seed=SEED,
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
+    assert report.verdict is Verdict.VIOLATED and report.epsilon_lower_bound > 1.0
+    headline = [e for e in report.evidence if e["family"] == "headline" and e["slot"].startswith("epsilon")]
+    assert headline and all(e.get("lane") == 1 for e in headline)
+    assert all("lane" not in e for e in report.evidence if e["family"] == "curve")  # curves: the primary only
+    assert report.statistic["pairs"][0]["lanes"] == ["blind", "linear"]
+
+
+def test_the_binned_statistic_ranks_a_region_only_one_side_reaches_first():
+    # Bulk: both sides alike on [0, 1); beyond 1, three draws of the neighbour only.  Three draws are
+    # far from significant on their own (χ² ≈ 3 < ≈ 20 for 4,096 cut positions), yet the region is a
+    # bin of its own and outranks every other bin.
+    rng = np.random.default_rng(SEED)
+    base, neighbour = rng.random(20_000), np.concatenate([rng.random(19_997), [1.5, 1.7, 1.9]])
+    statistic = fit_binned(base, neighbour)
+    tail = statistic(np.array([[1.6]]))[0]
+    assert tail > statistic(np.array([[1.0 - 1e-9]]))[0]
+    assert tail > np.max(statistic(np.sort(base)[:, None]))

@@ -44,7 +44,42 @@ def test_compressed_candidates_choose_the_brute_force_events(discrete, n, claim)
         if event.band:
             continue
         level = selection._joint_proxy_level(event.level) if event.family == "headline" else event.level
-        assert (event.orientation, event.index) == _brute_force(counts, event.slot, 3 * n, level), event.slot
+        orientation, index = _brute_force(counts, event.slot, 3 * n, level)
+        if event.family == "headline":  # moved to the middle of the brute force's run of empty bins
+            count_a, count_b = counts.tails()
+            assert event.orientation == orientation and event.index >= index, event.slot
+            assert (count_a[orientation, event.index - 1], count_b[orientation, event.index - 1]) == \
+                (count_a[orientation, index - 1], count_b[orientation, index - 1]), event.slot
+            continue
+        assert (event.orientation, event.index) == (orientation, index), event.slot
+
+
+def test_a_headline_threshold_sits_in_the_middle_of_its_empty_run():
+    # The base's draws end at bin 100, the neighbour's one-sided region starts at bin 301: the
+    # events {bin ≥ j} for j = 101..301 hold the same selection draws; the middle, 201, is chosen.
+    base, neighbour = np.zeros(BINS, dtype=np.int64), np.zeros(BINS, dtype=np.int64)
+    base[1:101], neighbour[1:101] = 100, 99
+    neighbour[301:311] = 10
+    counts = PairCounts(base, neighbour, 10_000)
+    claim = ApproxDP(1.0, 1e-3)
+    events = select_events([counts], claim, Budget(0.05, headline_slots(claim), 1), 30_000, curves=False)
+    assert events[0].orientation == 0 and events[0].index == 201
+
+
+def test_among_near_ties_the_entry_with_the_widest_empty_run_wins():
+    # Two statistics of one pair find the same 100 one-sided draws (the same selection counts): the
+    # first right above the other side's bulk, the second far beyond it.
+    def counts(gap):
+        base, neighbour = np.zeros(BINS, dtype=np.int64), np.zeros(BINS, dtype=np.int64)
+        base[1:1001], neighbour[1:1001] = 10, 10
+        neighbour[1001 + gap] = 100
+        return PairCounts(base, neighbour, 10_000)
+
+    claim = ApproxDP(1.0, 1e-3)
+    entries = [counts(1), counts(5000)]
+    events = select_events(entries, claim, Budget(0.05, headline_slots(claim), 1), 30_000, curves=False,
+                           curve_pairs=[0])
+    assert events[0].pair == 1 and events[0].index == 1001 + 2500
 
 
 def test_an_early_look_builds_no_joint_test_for_a_slot_that_cannot_refute_the_claim():

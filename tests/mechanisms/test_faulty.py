@@ -253,3 +253,34 @@ def test_per_query_laplace_validation():
         PerQueryLaplaceMechanism(0.1, d=11).privacy_profile(0.5)
     with pytest.raises(NotImplementedError):
         PerQueryLaplaceMechanism(0.1, d=3).tradeoff(0.1)
+
+
+# --- the truncated Gaussian of the far-tail benchmark ---------------------------------------------
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-4])
+def test_truncated_gaussian_one_sided_mass_by_quadrature(delta):
+    # m = P(τ − 1 < Y ≤ τ) for Y ~ N(0, σ²) truncated to [−τ, τ]: the root-found τ gives m = 1.7δ,
+    # and the density integrated numerically (a second route) gives the same m.
+    from mechanisms.zoo.faulty_rare import TruncatedGaussianSum
+
+    mechanism = TruncatedGaussianSum(1.0, delta)
+    sigma, tau = mechanism.sigma, mechanism.bound
+    assert mechanism.one_sided_mass == pytest.approx(1.7 * delta, rel=1e-9)
+    density = lambda y: math.exp(-0.5 * (y / sigma) ** 2)  # noqa: E731
+    inside, _ = integrate.quad(density, -tau, tau, epsabs=0, epsrel=1e-12)
+    edge, _ = integrate.quad(density, tau - 1.0, tau, epsabs=0, epsrel=1e-12)
+    assert edge / inside == pytest.approx(1.7 * delta, rel=1e-7)
+
+
+@pytest.mark.statistical
+def test_truncated_gaussian_draws_stay_in_the_bound_and_fill_the_edge_at_rate_m():
+    from mechanisms.zoo.faulty_rare import TruncatedGaussianSum
+
+    mechanism = TruncatedGaussianSum(1.0, 1e-3)
+    n = 2_000_000
+    outputs = mechanism(np.zeros((3, 1)), n, np.random.default_rng(20261128))
+    assert np.all(np.abs(outputs) <= mechanism.bound)
+    # The edge count is binomial(n, m) with n·m = 3,400: 5 standard deviations are ±292.
+    edge = int(np.sum(outputs > mechanism.bound - 1.0))
+    expected = n * mechanism.one_sided_mass
+    assert abs(edge - expected) < 5 * math.sqrt(expected)
