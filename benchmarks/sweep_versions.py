@@ -23,6 +23,11 @@ Targets:
   0.5.0 changelog's "Fixed function in make_randomized_response_bool"; 0.4 could lie with the true value).
 - **OpenDP 0.14.0 → 0.15.0, make_randomized_response_bitvec** (opendp/opendp#2707, fixed by #2708:
   the flip bits were sampled for all but the last bit, which was released as it is).
+- **Opacus 1.5.2 → 1.5.3, ghost clipping** (meta-pytorch/opacus#664, the 1.5.3 changelog's "Fix the
+  clipping operation for ghost clipping when using the PrivacyEngine interface"): 1.5-1.5.2's
+  ``make_private`` built ``GradSampleModuleFastGradientClipping`` without ``max_grad_norm``, so
+  per-sample gradients were clipped to its default 1 while the noise was σ·``max_grad_norm``.  The
+  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2).
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -70,6 +75,8 @@ TARGETS = (
            "opendp/opendp#480, fixed by #481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
     Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
            "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
+    Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "grad_sample_mode=ghost",
+           "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)"),
 )
 
 
