@@ -27,7 +27,9 @@ Targets:
   clipping operation for ghost clipping when using the PrivacyEngine interface"): 1.5-1.5.2's
   ``make_private`` built ``GradSampleModuleFastGradientClipping`` without ``max_grad_norm``, so
   per-sample gradients were clipped to its default 1 while the noise was σ·``max_grad_norm``.  The
-  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2).
+  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2), swept alone: a row of
+  ``make_private`` trains 3,000 models a pair, and the entry's other points are in the current
+  release's sweep.
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -64,6 +66,8 @@ class Target:
     entry: str
     point: str
     issue: str
+    #: sweep only the target grid point (``--entries 'ENTRY [*POINT*]'``), not the entry's whole grid
+    only_point: bool = False
 
 
 TARGETS = (
@@ -76,7 +80,8 @@ TARGETS = (
     Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
            "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
     Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "grad_sample_mode=ghost",
-           "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)"),
+           "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)",
+           only_point=True),
 )
 
 
@@ -96,7 +101,8 @@ def sweep(target: Target, version: str, out: Path, budget: str, seed: int, reuse
     python = ensure_environment(target.library, target.library, version, log=lambda line: print(line, flush=True))
     before = _cpu()
     status, document, last = sweep_in_environment(
-        python, target.library, ["--entries", target.entry, "--budget", budget, "--seed", str(seed), "--no-progress"],
+        python, target.library, ["--entries", f"{target.entry} [*{target.point}*]" if target.only_point else target.entry,
+                                 "--budget", budget, "--seed", str(seed), "--no-progress"],
         out)
     if document is None:
         raise RuntimeError(f"{target.library}=={version}: no report ({last})")

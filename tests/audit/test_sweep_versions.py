@@ -168,3 +168,21 @@ def test_an_installed_library_whose_catalogue_cannot_import_is_not_called_a_miss
     monkeypatch.setitem(registry.BUILT_IN, "numpy", "json.no_such_catalogue")
     with pytest.raises(ImportError, match=r"numpy \S+ is installed but its catalogue cannot use it.*numpy==VERSION"):
         registry.library("numpy")
+
+
+def test_entries_patterns_select_grid_points():
+    """``--entries 'ENTRY [POINT]'`` keeps the rows of that entry whose point matches (the brackets
+    are not a glob character class); a plain pattern keeps every point, and a whole entry the
+    release lacks (point "*") stays wherever its entry is selected."""
+    from types import SimpleNamespace
+
+    from audit.sweep.runner import _select_points
+
+    cases = tuple(SimpleNamespace(entry=e, point=p) for e, p in
+                  [("make_private", "C=1.0"), ("make_private", "C=0.2, mode=ghost"), ("rdp", "q=0.5")])
+    absent = [{"entry": "make_private", "point": "C=0.5, clipping=adaptive"}, {"entry": "gone", "point": "*"}]
+    kept, lacking = _select_points(cases, absent, ["make_private [*ghost*]", "gone"])
+    assert [c.point for c in kept] == ["C=0.2, mode=ghost"] and lacking == [absent[1]]
+    kept, lacking = _select_points(cases, absent, ["make_private"])
+    assert len(kept) == 2 and lacking == [absent[0]]
+    assert _select_points(cases, absent, None) == (cases, absent)
