@@ -175,7 +175,7 @@ def main(argv=None) -> int:
         ok = ("yes" if r["verdict"] == expected else "**no**") if r["target"] else "—"
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
                      f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {expected} | {ok} | "
-                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {_fmt(r['load_1min'])} |")
+                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {'—' if r['load_1min'] is None else format(r['load_1min'], '.1f')} |")
     lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
                                               for t in TARGETS if not args.only or t.library in args.only)]
     args.out.mkdir(parents=True, exist_ok=True)
