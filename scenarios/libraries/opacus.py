@@ -55,6 +55,7 @@ import functools
 import importlib
 import inspect
 import logging
+import re
 import warnings
 from typing import Any, Mapping
 
@@ -234,6 +235,17 @@ _ENGINE_OPTIONS = ("loss_reduction", "clipping", "grad_sample_mode", "physical_b
 OPACUS_819 = "meta-pytorch/opacus#819"
 
 
+#: meta-pytorch/opacus#664 (released in 1.5.3): 1.5-1.5.2's make_private built the ghost-clipping
+#: module without max_grad_norm, so per-sample gradients were clipped to 1 and the noise was σ·C.
+OPACUS_664 = "meta-pytorch/opacus#664 (ghost clipping clipped to 1, not max_grad_norm; fixed in 1.5.3)"
+
+
+def _clips_ghost_to_one(options: dict) -> bool:
+    """Whether the installed release is one whose ghost clipping ignores ``max_grad_norm`` (1.5-1.5.2)."""
+    numbers = tuple(int(p) for p in re.findall(r"\d+", str(getattr(opacus, "__version__", "0")))[:3])
+    return options.get("grad_sample_mode") == "ghost" and (1, 5) <= numbers < (1, 5, 3)
+
+
 def expected_batch_size(rows: int, batch_size: int) -> int:
     """What ``make_private`` divides a mean-reduced step by: int(N · 1/len(data_loader)), N = ``rows``."""
     return int(rows * (1.0 / -(-rows // batch_size)))
@@ -268,9 +280,10 @@ def _engine_build(point):
     scenario = _scenario.from_pairs(pairs, ADD_REMOVE)
     width = 2 * steps
     # The mechanism is the subsampled Gaussian the accountant accounts for unless the step's
-    # divisor reads N (opacus#819) or the clip norm adapts (AdaClip): then its exact ε is unknown.
+    # divisor reads N (opacus#819), the clip norm adapts (AdaClip) or ghost clipping ignores it
+    # (opacus#664): then its exact ε is unknown.
     reads_n = options.get("loss_reduction") == "mean" and expected_batch_size(n, batch) != expected_batch_size(n + 1, batch)
-    exact = not reads_n and options.get("clipping") != "adaptive"
+    exact = not reads_n and options.get("clipping") != "adaptive" and not _clips_ghost_to_one(options)
     reference = PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA) if exact else None
     mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({_label(point)})", claim, width + 1,
                                reference=reference)
@@ -278,7 +291,7 @@ def _engine_build(point):
     return Case("PrivacyEngine.make_private", _label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
                                                                "delta": DELTA},
                 mechanism, claim, scenario, train, params, "fit", statistic="coordinates", layout=layout,
-                known=OPACUS_819 if reads_n else "")
+                known=OPACUS_819 if reads_n else OPACUS_664 if _clips_ghost_to_one(options) else "")
 
 
 #: Opacus's own defaults on a tiny model: loss_reduction="sum" (the accountant's mechanism exactly),

@@ -155,6 +155,21 @@ def test_opacus_ghost_clipping_clips_to_max_grad_norm_not_to_one():
     assert any(n == pytest.approx(clip, rel=1e-4) for n in norms)
 
 
+def test_opacus_ghost_point_names_opacus_664_only_on_the_releases_that_clip_to_one(monkeypatch):
+    """1.5-1.5.2 clip ghost-clipped gradients to 1: there the ghost row links the upstream fix and
+    claims no exact ε (the mechanism is not the accounted one); 1.5.3 on, neither."""
+    pytest.importorskip("opacus")
+    import opacus
+
+    from scenarios.libraries.opacus import OPACUS_664, _engine_build
+
+    point = next(p for p in library("opacus").entries()[0].grid if p.get("grad_sample_mode") == "ghost")
+    for version, buggy in (("1.5.2", True), ("1.5", True), ("1.5.3", False), ("1.6.0", False)):
+        monkeypatch.setattr(opacus, "__version__", version)
+        case = _engine_build(point)
+        assert (case.known == OPACUS_664) == buggy and (case.mechanism.reference is None) == buggy, version
+
+
 @pytest.mark.statistical
 def test_opendp_integer_threshold_claims_the_tail_beyond_the_threshold_and_batches_keep_the_law():
     """opendp#2922: OpenDP's δ for make_laplace_threshold on integer counts (scale 1, threshold 5)
