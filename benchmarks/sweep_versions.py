@@ -23,6 +23,13 @@ Targets:
   0.5.0 changelog's "Fixed function in make_randomized_response_bool"; 0.4 could lie with the true value).
 - **OpenDP 0.14.0 → 0.15.0, make_randomized_response_bitvec** (opendp/opendp#2707, fixed by #2708:
   the flip bits were sampled for all but the last bit, which was released as it is).
+- **Opacus 1.5.2 → 1.5.3, ghost clipping** (meta-pytorch/opacus#664, the 1.5.3 changelog's "Fix the
+  clipping operation for ghost clipping when using the PrivacyEngine interface"): 1.5-1.5.2's
+  ``make_private`` built ``GradSampleModuleFastGradientClipping`` without ``max_grad_norm``, so
+  per-sample gradients were clipped to its default 1 while the noise was σ·``max_grad_norm``.  The
+  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2), swept alone: a row of
+  ``make_private`` trains 3,000 models a pair, and the entry's other points are in the current
+  release's sweep.
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -43,6 +50,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,6 +67,8 @@ class Target:
     entry: str
     point: str
     issue: str
+    #: sweep only the target grid point (``--entries 'ENTRY [*POINT*]'``), not the entry's whole grid
+    only_point: bool = False
 
 
 TARGETS = (
@@ -70,6 +80,9 @@ TARGETS = (
            "opendp/opendp#480, fixed by #481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
     Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
            "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
+    Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "grad_sample_mode=ghost",
+           "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)",
+           only_point=True),
 )
 
 
@@ -78,24 +91,28 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sweep(target: Target, version: str, out: Path, budget: str, seed: int, reuse: bool) -> tuple[dict, int, float]:
-    """The target's entry swept on one release; its document, exit status and CPU seconds (with
-    ``reuse``, a finished sweep of the same budget and seed in ``out`` is read back instead)."""
+def sweep(target: Target, version: str, out: Path, budget: str, seed: int,
+          reuse: bool) -> tuple[dict, int, float, Optional[float]]:
+    """The target's entry swept on one release; its document, exit status, CPU seconds and the
+    1-minute load at its end (with ``reuse``, a finished sweep of the same budget and seed in
+    ``out`` is read back instead, with the load saved then: None if none was)."""
     stamp = Path(out) / "benchmark.json"
     if reuse and stamp.is_file():
         saved = json.loads(stamp.read_text())
         if (saved["budget"], saved["seed"]) == (budget, seed) and saved["document"].get("finished", True):
-            return saved["document"], saved["status"], saved["cpu_s"]
+            return saved["document"], saved["status"], saved["cpu_s"], saved.get("load_1min")
     python = ensure_environment(target.library, target.library, version, log=lambda line: print(line, flush=True))
     before = _cpu()
     status, document, last = sweep_in_environment(
-        python, target.library, ["--entries", target.entry, "--budget", budget, "--seed", str(seed), "--no-progress"],
+        python, target.library, ["--entries", f"{target.entry} [*{target.point}*]" if target.only_point else target.entry,
+                                 "--budget", budget, "--seed", str(seed), "--no-progress"],
         out)
     if document is None:
         raise RuntimeError(f"{target.library}=={version}: no report ({last})")
-    cpu = _cpu() - before
-    stamp.write_text(json.dumps({"budget": budget, "seed": seed, "status": status, "cpu_s": cpu, "document": document}))
-    return document, status, cpu
+    cpu, load = _cpu() - before, os.getloadavg()[0]
+    stamp.write_text(json.dumps({"budget": budget, "seed": seed, "status": status, "cpu_s": cpu, "load_1min": load,
+                                 "document": document}))
+    return document, status, cpu, load
 
 
 def _fmt(value) -> str:
@@ -133,7 +150,7 @@ def main(argv=None) -> int:
             continue
         for role, version in (("buggy", target.buggy), ("fixed", target.fixed)):
             started = time.perf_counter()
-            document, status, cpu = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
+            document, status, cpu, load = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
                                           / target.entry, args.budget, args.seed, args.reuse)
             for row in document["rows"]:
                 is_target = row["entry"] == target.entry and target.point in row["point"]
@@ -142,7 +159,7 @@ def main(argv=None) -> int:
                              "verdict": row.get("verdict") or row.get("status", "ERROR").upper(),
                              "epsilon_lb": row.get("epsilon_lb"), "statistic": (row.get("witness") or {}).get("statistic"),
                              "status": status, "cpu_s": cpu, "wall_s": time.perf_counter() - started,
-                             "load_1min": os.getloadavg()[0], "budget": args.budget, "seed": args.seed,
+                             "load_1min": load, "budget": args.budget, "seed": args.seed,
                              "error": row.get("error") or row.get("reason")})
     if not rows and args.range:  # only the range sweep was asked for: keep the targets' results
         return run_range(args.range[0], args.range[1], args.range_budget, args.range_entries, args.out)
@@ -158,7 +175,7 @@ def main(argv=None) -> int:
         ok = ("yes" if r["verdict"] == expected else "**no**") if r["target"] else "—"
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
                      f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {expected} | {ok} | "
-                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {r['load_1min']:.1f} |")
+                     f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {'—' if r['load_1min'] is None else format(r['load_1min'], '.1f')} |")
     lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
                                               for t in TARGETS if not args.only or t.library in args.only)]
     args.out.mkdir(parents=True, exist_ok=True)

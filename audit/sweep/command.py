@@ -83,7 +83,8 @@ def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.Argume
     sweep.add_argument("--resume", action="store_true",
                        help="keep the rows an interrupted sweep with the same plan saved in OUT/rows/ and continue")
     sweep.add_argument("--entries", nargs="+", metavar="PATTERN",
-                       help="audit only the entries matching these glob patterns, e.g. 'models.*' "
+                       help="audit only the entries matching these glob patterns, e.g. 'models.*', or "
+                            "only some grid points: 'ENTRY [POINT]', e.g. 'models.PCA [*n_components=1*]' "
                             "(error control then counts only their rows)")
     sweep.add_argument("--confidence", type=option_type("confidence"), default=DEFAULT_CONFIDENCE,
                        help="probability that no claim that holds is reported VIOLATED anywhere in the sweep "

@@ -77,8 +77,9 @@ def _current() -> str:
 
 def _diffprivlib(version: str) -> Environment:
     if version_key(version) < version_key("0.5"):
-        # 0.4 imports scikit-learn internals that 1.1 removed; 1.0.2 has wheels up to Python 3.10.
-        return Environment("python3.10", ("scikit-learn==1.0.2", "numpy==1.24.4", "scipy==1.12.0"))
+        # 0.4 imports scikit-learn internals that 1.1 removed; 1.0.2 has wheels up to Python 3.10.  Its
+        # histogram2d/histogramdd pass histogramdd(normed=), which numpy 1.24 removed: numpy 1.23.
+        return Environment("python3.10", ("scikit-learn==1.0.2", "numpy==1.23.5", "scipy==1.12.0"))
     if version_key(version) < version_key("0.6.4"):
         return Environment(_current(), ("scikit-learn<1.6", "numpy<2"))
     return Environment(_current(), ("scikit-learn<1.7",))
@@ -176,6 +177,17 @@ def _interpreter(name: str) -> str:
     raise FileNotFoundError(f"no {name} interpreter for this release: install one (e.g. `pyenv install {version}`)")
 
 
+def _requirement_name(requirement: str) -> str:
+    return re.match(r"[A-Za-z0-9_.-]*", requirement).group(0).lower().replace("_", "-")
+
+
+def _unpinned(dependencies: Sequence[str], pins: Sequence[str]) -> list[str]:
+    """``dependencies`` without those a release's ``pins`` name: a release's pin wins (diffprivlib 0.4
+    needs numpy 1.23, below dpaudit's own floor; what dpaudit runs there is checked by its sweep)."""
+    pinned = {_requirement_name(pin) for pin in pins}
+    return [d for d in dependencies if _requirement_name(d) not in pinned]
+
+
 def ensure_environment(library: str, distribution: str, version: str, *, folder: Optional[Path] = None,
                        log: Callable[[str], None] = lambda line: None) -> Path:
     """The interpreter of the environment holding ``distribution==version`` (built if not cached).
@@ -196,7 +208,7 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
     path = folder / tag
     python = path / "bin" / "python"
     command = ["pip", "install", "--disable-pip-version-check", "--quiet", *env.pins, f"{distribution}=={version}",
-               *DPAUDIT_DEPENDENCIES]
+               *_unpinned(DPAUDIT_DEPENDENCIES, env.pins)]
     stamp = path / "dpaudit-ready.json"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{tag}.lock", "w") as lock:

@@ -122,10 +122,29 @@ def _build(selected: tuple, library: str, version: Optional[str]) -> tuple[tuple
     return tuple(cases), absent
 
 
+def _split_pattern(pattern: str) -> tuple[str, str]:
+    """``"ENTRY [POINT]"`` → (ENTRY, POINT), both globs; a plain ``"ENTRY"`` selects every point."""
+    name, bracket, point = pattern.partition(" [")
+    return name, point.removesuffix("]") if bracket else "*"
+
+
+def _select_points(cases: tuple, absent: list[dict], patterns: Optional[Sequence[str]]) -> tuple[tuple, list[dict]]:
+    """The rows whose entry and grid point match a pattern (``"models.PCA [*n_components=1*]"``)."""
+    if not patterns:
+        return cases, absent
+
+    def keep(entry: str, point: str) -> bool:
+        # point "*": a row for a whole entry the release lacks, kept wherever its entry is selected
+        return any(fnmatch.fnmatchcase(entry, n) and (p == "*" or point == "*" or fnmatch.fnmatchcase(point, p))
+                   for n, p in map(_split_pattern, patterns))
+    return (tuple(c for c in cases if keep(c.entry, c.point)),
+            [r for r in absent if keep(r["entry"], r["point"])])
+
+
 def _select(entries: tuple, patterns: Optional[Sequence[str]]) -> tuple:
     if not patterns:
         return entries
-    chosen = tuple(e for e in entries if any(fnmatch.fnmatchcase(e.name, p) for p in patterns))
+    chosen = tuple(e for e in entries if any(fnmatch.fnmatchcase(e.name, _split_pattern(p)[0]) for p in patterns))
     if not chosen:
         names = ", ".join(e.name for e in entries)
         raise ValueError(f"`entries` {list(patterns)!r} match no entry of the catalogue (entries: {names})")
@@ -293,7 +312,9 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     catalogue = lib.entries()
     coverage = lib.coverage(catalogue)
     selected = _select(catalogue, entries)
-    cases, absent = _build(selected, lib.name, version)
+    cases, absent = _select_points(*_build(selected, lib.name, version), entries)
+    if not cases and not absent:
+        raise ValueError(f"`entries` {list(entries)!r} match no grid point of the selected entries")
     rows = plan_rows(cases, library=lib.name, budget=budget, confidence=confidence, seed=seed, samples=samples,
                      statistic=statistic)
     out = Path(out)

@@ -55,6 +55,7 @@ import functools
 import importlib
 import inspect
 import logging
+import re
 import warnings
 from typing import Any, Mapping
 
@@ -123,14 +124,17 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, st
     # make_private's DPDataLoader samples with the original loader's generator (no secure_mode).
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch_size,
                                          generator=generator)
-    # Releases before 1.5 take no `criterion` (only ghost clipping needs it); pass it where accepted.
+    # Releases before 1.5.3 take no `criterion` (only ghost clipping needs it); pass it where accepted.
+    # There (1.5-1.5.2) ghost clipping is make_private(grad_sample_mode="ghost", clipping="ghost") and
+    # the two backward passes of opacus.utils.fast_gradient_clipping_utils.double_backward.
     accepted = inspect.signature(PrivacyEngine.make_private).parameters
+    two_pass = grad_sample_mode == "ghost" and "criterion" not in accepted
     private = PrivacyEngine().make_private(
         module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=noise_multiplier,
         max_grad_norm=max_grad_norm, poisson_sampling=True, loss_reduction=loss_reduction, noise_generator=generator,
-        clipping=clipping, grad_sample_mode=grad_sample_mode, **optimizer_options,
+        clipping="ghost" if two_pass else clipping, grad_sample_mode=grad_sample_mode, **optimizer_options,
         **({"criterion": Loss()} if "criterion" in accepted else {}))
-    if grad_sample_mode == "ghost":
+    if grad_sample_mode == "ghost" and not two_pass:
         model, optimizer, criterion, loader = private
     else:
         (model, optimizer, loader), criterion = private, Loss()
@@ -141,7 +145,16 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, st
         while len(trajectory) < steps:
             for xb, yb in physical:
                 optimizer.zero_grad()
-                criterion(model(xb), yb).backward()
+                if two_pass:  # double_backward, its first pass reduced as loss_reduction says (1.5.2 fixes "mean")
+                    criterion.reduction = "none"
+                    per_sample = criterion(model(xb), yb)
+                    (per_sample.sum() if loss_reduction == "sum" else per_sample.mean()).backward(retain_graph=True)
+                    optimizer.zero_grad()
+                    model.disable_hooks()
+                    (model.get_coeff() * per_sample).sum().backward()  # Σ_i min(1, C/‖g_i‖)·loss_i
+                    model.enable_hooks()
+                else:
+                    criterion(model(xb), yb).backward()
                 optimizer.step()
                 if optimizer._is_last_step_skipped:  # BatchMemoryManager: a physical batch, not a step yet
                     continue
@@ -222,6 +235,17 @@ _ENGINE_OPTIONS = ("loss_reduction", "clipping", "grad_sample_mode", "physical_b
 OPACUS_819 = "meta-pytorch/opacus#819"
 
 
+#: meta-pytorch/opacus#664 (released in 1.5.3): 1.5-1.5.2's make_private built the ghost-clipping
+#: module without max_grad_norm, so per-sample gradients were clipped to 1 and the noise was σ·C.
+OPACUS_664 = "meta-pytorch/opacus#664 (ghost clipping clipped to 1, not max_grad_norm; fixed in 1.5.3)"
+
+
+def _clips_ghost_to_one(options: dict) -> bool:
+    """Whether the installed release is one whose ghost clipping ignores ``max_grad_norm`` (1.5-1.5.2)."""
+    numbers = tuple(int(p) for p in re.findall(r"\d+", str(getattr(opacus, "__version__", "0")))[:3])
+    return options.get("grad_sample_mode") == "ghost" and (1, 5) <= numbers < (1, 5, 3)
+
+
 def expected_batch_size(rows: int, batch_size: int) -> int:
     """What ``make_private`` divides a mean-reduced step by: int(N · 1/len(data_loader)), N = ``rows``."""
     return int(rows * (1.0 / -(-rows // batch_size)))
@@ -229,9 +253,8 @@ def expected_batch_size(rows: int, batch_size: int) -> int:
 
 def _check_release(options: dict) -> None:
     """Raise :class:`NotInRelease` for an option of ``make_private`` the installed Opacus lacks."""
-    accepted = inspect.signature(PrivacyEngine.make_private).parameters
-    if options.get("grad_sample_mode") == "ghost" and "criterion" not in accepted:
-        raise NotInRelease("ghost clipping (make_private(grad_sample_mode='ghost') returning a criterion)")
+    if options.get("grad_sample_mode") == "ghost" and not hasattr(opacus.grad_sample, "GradSampleModuleFastGradientClipping"):
+        raise NotInRelease("ghost clipping (opacus.grad_sample.GradSampleModuleFastGradientClipping, Opacus 1.5 on)")
     if options.get("clipping") == "adaptive" and not hasattr(opacus.optimizers, "AdaClipDPOptimizer"):
         raise NotInRelease("adaptive clipping (opacus.optimizers.AdaClipDPOptimizer)")
 
@@ -257,9 +280,10 @@ def _engine_build(point):
     scenario = _scenario.from_pairs(pairs, ADD_REMOVE)
     width = 2 * steps
     # The mechanism is the subsampled Gaussian the accountant accounts for unless the step's
-    # divisor reads N (opacus#819) or the clip norm adapts (AdaClip): then its exact ε is unknown.
+    # divisor reads N (opacus#819), the clip norm adapts (AdaClip) or ghost clipping ignores it
+    # (opacus#664): then its exact ε is unknown.
     reads_n = options.get("loss_reduction") == "mean" and expected_batch_size(n, batch) != expected_batch_size(n + 1, batch)
-    exact = not reads_n and options.get("clipping") != "adaptive"
+    exact = not reads_n and options.get("clipping") != "adaptive" and not _clips_ghost_to_one(options)
     reference = PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA) if exact else None
     mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({_label(point)})", claim, width + 1,
                                reference=reference)
@@ -267,7 +291,7 @@ def _engine_build(point):
     return Case("PrivacyEngine.make_private", _label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
                                                                "delta": DELTA},
                 mechanism, claim, scenario, train, params, "fit", statistic="coordinates", layout=layout,
-                known=OPACUS_819 if reads_n else "")
+                known=OPACUS_819 if reads_n else OPACUS_664 if _clips_ghost_to_one(options) else "")
 
 
 #: Opacus's own defaults on a tiny model: loss_reduction="sum" (the accountant's mechanism exactly),
@@ -280,8 +304,10 @@ ENGINE_GRID = (
     {"noise_multiplier": 2.0, "max_grad_norm": 1.0, "rows": 6, "batch_size": 4, "steps": 2, "loss_reduction": "mean"},
     {"noise_multiplier": 2.0, "max_grad_norm": [0.6, 0.8], "rows": 3, "batch_size": 2, "steps": 2,
      "clipping": "per_layer"},
-    # C ≠ 1: a release that clips to the default norm 1 instead of max_grad_norm (opacus PR #664) shows.
-    {"noise_multiplier": 2.0, "max_grad_norm": 0.5, "rows": 3, "batch_size": 2, "steps": 2, "grad_sample_mode": "ghost"},
+    # C = 0.2: a release that clips to the default norm 1 instead of max_grad_norm (Opacus 1.5-1.5.2, fixed
+    # in 1.5.3 by meta-pytorch/opacus#664) adds noise σC for a sensitivity 5C, i.e. σ/5; at 1500 releases a
+    # side, C = 0.5 (σ/2) would certify ε ≈ 1.0 at best, below the claim's 1.84 (docs/libraries/opacus.md).
+    {"noise_multiplier": 2.0, "max_grad_norm": 0.2, "rows": 3, "batch_size": 2, "steps": 2, "grad_sample_mode": "ghost"},
     {"noise_multiplier": 2.0, "max_grad_norm": 1.0, "rows": 5, "batch_size": 4, "steps": 2, "physical_batch_size": 1},
     # AdaClipDPOptimizer raises on an empty Poisson batch (RuntimeError: cannot reshape tensor of 0
     # elements, Opacus 1.6.0): 39 rows at q = 1/2 make one empty with probability 2^-39 a step.

@@ -38,6 +38,13 @@ def test_releases_get_the_pins_they_need():
     old = releases.release_environment("diffprivlib", "0.4.0")
     assert old.python == "python3.10" and "scikit-learn==1.0.2" in old.pins
     assert releases.release_environment("opacus", "1.5.2").system_site
+    # diffprivlib 0.4's histograms pass histogramdd(normed=), which numpy 1.24 removed: its pin wins
+    # over dpaudit's own numpy floor, and only that requirement is dropped.
+    assert "numpy==1.23.5" in old.pins
+    kept = releases._unpinned(releases.DPAUDIT_DEPENDENCIES, old.pins)
+    assert not any(d.startswith("numpy") for d in kept) and "scipy>=1.12" not in kept
+    assert len(kept) == len(releases.DPAUDIT_DEPENDENCIES) - 2
+    assert releases._unpinned(["Scikit_Learn>=1.0", "jinja2>=3.1"], ["scikit-learn==1.0.2"]) == ["jinja2>=3.1"]
 
 
 def _document(version, verdicts):
@@ -161,3 +168,21 @@ def test_an_installed_library_whose_catalogue_cannot_import_is_not_called_a_miss
     monkeypatch.setitem(registry.BUILT_IN, "numpy", "json.no_such_catalogue")
     with pytest.raises(ImportError, match=r"numpy \S+ is installed but its catalogue cannot use it.*numpy==VERSION"):
         registry.library("numpy")
+
+
+def test_entries_patterns_select_grid_points():
+    """``--entries 'ENTRY [POINT]'`` keeps the rows of that entry whose point matches (the brackets
+    are not a glob character class); a plain pattern keeps every point, and a whole entry the
+    release lacks (point "*") stays wherever its entry is selected."""
+    from types import SimpleNamespace
+
+    from audit.sweep.runner import _select_points
+
+    cases = tuple(SimpleNamespace(entry=e, point=p) for e, p in
+                  [("make_private", "C=1.0"), ("make_private", "C=0.2, mode=ghost"), ("rdp", "q=0.5")])
+    absent = [{"entry": "make_private", "point": "C=0.5, clipping=adaptive"}, {"entry": "gone", "point": "*"}]
+    kept, lacking = _select_points(cases, absent, ["make_private [*ghost*]", "gone"])
+    assert [c.point for c in kept] == ["C=0.2, mode=ghost"] and lacking == [absent[1]]
+    kept, lacking = _select_points(cases, absent, ["make_private"])
+    assert len(kept) == 2 and lacking == [absent[0]]
+    assert _select_points(cases, absent, None) == (cases, absent)

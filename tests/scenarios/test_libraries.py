@@ -134,6 +134,43 @@ def test_opacus_every_make_private_option_trains_and_releases_its_trajectory():
 
 
 @pytest.mark.statistical
+@pytest.mark.filterwarnings("ignore")  # Opacus warns about its secure RNG and empty batches
+def test_opacus_ghost_clipping_clips_to_max_grad_norm_not_to_one():
+    """Without noise, one ghost-clipping step on the grid point's datasets moves (w, b) by the
+    clipped gradient of the one row whose gradient is not 0 when Poisson sampling includes it: a
+    norm of exactly C = max_grad_norm = 0.2 (Opacus 1.5-1.5.2 clip to 1, meta-pytorch/opacus#664),
+    else 0.  20 seeds: each includes the row with probability 1/2, so some step moves unless all 20
+    miss it (probability 2⁻²⁰)."""
+    pytest.importorskip("opacus")
+    from scenarios.libraries.opacus import train
+
+    case = next(c for e in library("opacus").entries() if e.name == "PrivacyEngine.make_private"
+                for c in e.cases() if c.release_params.get("grad_sample_mode") == "ghost")
+    clip = case.release_params["max_grad_norm"]
+    assert clip != 1.0
+    neighbor = np.asarray(case.scenario.pairs[1].neighbor)  # the added row's gradient has norm ≈ 1000
+    params = dict(case.release_params, noise_multiplier=0.0, steps=1)
+    norms = [np.linalg.norm(train(neighbor, np.random.RandomState(seed), **params)) for seed in range(20)]
+    assert all(n == pytest.approx(0.0, abs=1e-6) or n == pytest.approx(clip, rel=1e-4) for n in norms), norms
+    assert any(n == pytest.approx(clip, rel=1e-4) for n in norms)
+
+
+def test_opacus_ghost_point_names_opacus_664_only_on_the_releases_that_clip_to_one(monkeypatch):
+    """1.5-1.5.2 clip ghost-clipped gradients to 1: there the ghost row links the upstream fix and
+    claims no exact ε (the mechanism is not the accounted one); 1.5.3 on, neither."""
+    pytest.importorskip("opacus")
+    import opacus
+
+    from scenarios.libraries.opacus import OPACUS_664, _engine_build
+
+    point = next(p for p in library("opacus").entries()[0].grid if p.get("grad_sample_mode") == "ghost")
+    for version, buggy in (("1.5.2", True), ("1.5", True), ("1.5.3", False), ("1.6.0", False)):
+        monkeypatch.setattr(opacus, "__version__", version)
+        case = _engine_build(point)
+        assert (case.known == OPACUS_664) == buggy and (case.mechanism.reference is None) == buggy, version
+
+
+@pytest.mark.statistical
 def test_opendp_integer_threshold_claims_the_tail_beyond_the_threshold_and_batches_keep_the_law():
     """opendp#2922: OpenDP's δ for make_laplace_threshold on integer counts (scale 1, threshold 5)
     is P(Z ≥ 5) = e⁻⁵/(1 + e⁻¹), Z discrete Laplace, while a key of count 1 is released with

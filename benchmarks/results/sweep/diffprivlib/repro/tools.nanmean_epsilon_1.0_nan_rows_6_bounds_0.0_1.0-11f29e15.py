@@ -1,8 +1,8 @@
 """Reproduce: diffprivlib tools.nanmean [epsilon=1.0, nan_rows=6, bounds=(0.0, 1.0)]
 
-The sweep of diffprivlib 0.6.6 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for tools.nanmean
+The sweep of diffprivlib 0.6.6 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for tools.nanmean
 [epsilon=1.0, nan_rows=6, bounds=(0.0, 1.0)], which claims 1-DP under replace: certified epsilon
->= 1.388 at delta = 0, at confidence 0.999405 (the sweep's Bonferroni share). Witness pair: 6
+>= 1.516 at delta = 0, at confidence 0.999457 (the sweep's Bonferroni share). Witness pair: 6
 NaN rows and 4 at lower, last lower → upper.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
@@ -11,8 +11,10 @@ neighbouring datasets and prints how often one event of the released vector happ
 The released vector holds, in order: nanmean (capacity 1); each block of capacity c is [size, leading dimension, non-finite count, c values].
 output[3] is nanmean[0] (flattened).
 
-Event: output[3] >= 0.16541632767867168  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: grain(output[3]) <= -56.0, where grain(x) is the exponent of the largest power of two dividing x (which grid of doubles the released value lies on)  (chosen by the sweep on draws of its own; these draws are fresh).
 """
+from functools import partial
+
 import numpy as np
 import diffprivlib as dpl
 
@@ -53,20 +55,31 @@ def fitted(model, name):
     return value
 
 
+def seeded(factory, random_state, **kwargs):
+    """``factory(random_state=random_state, **kwargs)``, or without ``random_state`` where the
+    release takes none (diffprivlib before 0.5 draws from numpy's global generator)."""
+    try:
+        return factory(random_state=random_state, **kwargs)
+    except TypeError as exc:
+        if "random_state" not in str(exc):
+            raise
+        return factory(**kwargs)
+
+
 def mechanism_object(mechanism, random_state, **kwargs):
     """diffprivlib.mechanisms.<mechanism>(random_state=random_state, **kwargs), built once and reused
     while the parameters and the generator stay the same (as a user calls ``randomise`` repeatedly)."""
     key = (mechanism, repr(sorted(kwargs.items())), id(random_state))
     if _LAST.get("key") != key:
         _LAST.clear()
-        _LAST.update(key=key, mech=getattr(dpl.mechanisms, mechanism)(random_state=random_state, **kwargs))
+        _LAST.update(key=key, mech=seeded(getattr(dpl.mechanisms, mechanism), random_state, **kwargs))
     return _LAST["mech"]
 
 
 def query(data, random_state, *, function, capacity, **kwargs):
     """diffprivlib.tools.<function> on the data's values, everything it returns."""
-    out = getattr(dpl.tools, function)(np.ravel(data), random_state=random_state,
-                                       accountant=dpl.BudgetAccountant(), **kwargs)
+    out = seeded(partial(getattr(dpl.tools, function), np.ravel(data)), random_state,
+                 accountant=dpl.BudgetAccountant(), **kwargs)
     return released((out, capacity))
 
 
@@ -79,6 +92,20 @@ N = 200
 EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
 
 
+def grain(value):
+    """The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan
+    for inf or nan): value = m * 2**e with 0.5 <= |m| < 1, M = |m| * 2**53 its integer significand,
+    t the trailing zero bits of M, g = e - 53 + t."""
+    value = float(value)
+    if value != value or value in (float('inf'), float('-inf')):
+        return float('nan')
+    if value == 0.0:
+        return float('-inf')
+    m, e = np.frexp(value)
+    significand = int(abs(m) * 2.0 ** 53)
+    return e - 53 + ((significand & -significand).bit_length() - 1)
+
+
 def draw(data, random_state):
     """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
     try:
@@ -88,15 +115,16 @@ def draw(data, random_state):
 
 
 def event(output):
-    return bool(output[3] >= 0.16541632767867168)
+    return bool(grain(output[3]) <= -56.0)
 
 
 if __name__ == "__main__":
     random_state = np.random.RandomState(2026)
     hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
-    p, q = hits["D_PRIME"] / N, hits["D"] / N
-    print(f"P[event | D_PRIME] = {p:.4f}  ({hits['D_PRIME']} of {N} releases)")
-    print(f"P[event | D] = {q:.4f}  ({hits['D']} of {N} releases)")
+    p, q = hits["D"] / N, hits["D_PRIME"] / N
+    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
+    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
-    print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")

@@ -1,6 +1,6 @@
 """Reproduce: opacus PrivacyEngine.make_private [noise_multiplier=2.0, max_grad_norm=1.0, rows=3, batch_size=2, steps=2, loss_reduction=mean]
 
-The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for
+The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
 PrivacyEngine.make_private [noise_multiplier=2.0, max_grad_norm=1.0, rows=3, batch_size=2,
 steps=2, loss_reduction=mean], which claims Opacus PRV accountant under add-remove: certified
 epsilon >= 2.199 at delta = 1e-05, at confidence 0.997059 (the sweep's Bonferroni share).
@@ -15,6 +15,7 @@ output[1] is b after step 1.
 Event: output[1] <= -2.456371545791626  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 import contextlib
+import inspect
 import logging
 
 import numpy as np
@@ -54,11 +55,17 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, st
     # make_private's DPDataLoader samples with the original loader's generator (no secure_mode).
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch_size,
                                          generator=generator)
+    # Releases before 1.5.3 take no `criterion` (only ghost clipping needs it); pass it where accepted.
+    # There (1.5-1.5.2) ghost clipping is make_private(grad_sample_mode="ghost", clipping="ghost") and
+    # the two backward passes of opacus.utils.fast_gradient_clipping_utils.double_backward.
+    accepted = inspect.signature(PrivacyEngine.make_private).parameters
+    two_pass = grad_sample_mode == "ghost" and "criterion" not in accepted
     private = PrivacyEngine().make_private(
-        module=model, optimizer=optimizer, data_loader=loader, criterion=Loss(), noise_multiplier=noise_multiplier,
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=noise_multiplier,
         max_grad_norm=max_grad_norm, poisson_sampling=True, loss_reduction=loss_reduction, noise_generator=generator,
-        clipping=clipping, grad_sample_mode=grad_sample_mode, **optimizer_options)
-    if grad_sample_mode == "ghost":
+        clipping="ghost" if two_pass else clipping, grad_sample_mode=grad_sample_mode, **optimizer_options,
+        **({"criterion": Loss()} if "criterion" in accepted else {}))
+    if grad_sample_mode == "ghost" and not two_pass:
         model, optimizer, criterion, loader = private
     else:
         (model, optimizer, loader), criterion = private, Loss()
@@ -69,7 +76,16 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, st
         while len(trajectory) < steps:
             for xb, yb in physical:
                 optimizer.zero_grad()
-                criterion(model(xb), yb).backward()
+                if two_pass:  # double_backward, its first pass reduced as loss_reduction says (1.5.2 fixes "mean")
+                    criterion.reduction = "none"
+                    per_sample = criterion(model(xb), yb)
+                    (per_sample.sum() if loss_reduction == "sum" else per_sample.mean()).backward(retain_graph=True)
+                    optimizer.zero_grad()
+                    model.disable_hooks()
+                    (model.get_coeff() * per_sample).sum().backward()  # Σ_i min(1, C/‖g_i‖)·loss_i
+                    model.enable_hooks()
+                else:
+                    criterion(model(xb), yb).backward()
                 optimizer.step()
                 if optimizer._is_last_step_skipped:  # BatchMemoryManager: a physical batch, not a step yet
                     continue
@@ -109,3 +125,4 @@ if __name__ == "__main__":
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")

@@ -1,6 +1,6 @@
 """Reproduce: opacus accountants.GaussianAccountant [sample_rate=0.1, noise_multiplier=0.5, steps=1]
 
-The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-26) reported VIOLATED for
+The sweep of opacus 1.6.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
 accountants.GaussianAccountant [sample_rate=0.1, noise_multiplier=0.5, steps=1], which claims
 0.732108-GDP under add-remove: certified epsilon >= 2.103 at delta = 1e-05, at confidence
 0.997059 (the sweep's Bonferroni share). Witness pair: empty vs one row with clipped gradient
@@ -15,6 +15,7 @@ output[0] is step 1.
 Event: output[0] <= -2.5741572685472325  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 import contextlib
+import inspect
 import logging
 
 import numpy as np
@@ -64,3 +65,4 @@ if __name__ == "__main__":
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
     print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
