@@ -24,7 +24,9 @@ __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "register_library", "library", "libr
 
 #: Library name → the module that registers it.
 BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp",
-            "opacus": "scenarios.libraries.opacus"}
+            "opacus": "scenarios.libraries.opacus", "pydp": "scenarios.libraries.pydp",
+            "pipeline-dp": "scenarios.libraries.pipelinedp", "smartnoise-sql": "scenarios.libraries.snsql",
+            "smartnoise-synth": "scenarios.libraries.snsynth"}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
 
