@@ -181,7 +181,7 @@ def _aggregation(name: str, metrics, grid, *, api=None) -> Entry:
         mechanism = LibraryRelease(aggregate, params, f"pipeline_dp.{name}({label})", claim,
                                    3 * (1 + len(names)) + 1, deterministic=False)
         return Case(name, label, dict(point), mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE), aggregate,
-                    params, "call", statistic="coordinates", layout=_layout(names))
+                    params, "query", statistic="coordinates", layout=_layout(names))
     api = api or tuple(f"pipeline_dp.Metrics.{m.split('(')[0]}" for m in metrics)
     return Entry(name, api, "query", _TEXT.format(metric=", ".join(metrics)), ADD_REMOVE, tuple(grid), build)
 
@@ -235,7 +235,7 @@ def _selection() -> Entry:
         mechanism = LibraryRelease(select, dict(point), f"pipeline_dp.select_partitions({label})", claim, 4,
                                    deterministic=False)
         return Case("select_partitions", label, dict(point), mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE),
-                    select, dict(point), "call", statistic="coordinates",
+                    select, dict(point), "query", statistic="coordinates",
                     layout=tuple((f"released {k}", None) for k in "abc"))
     grid = [{"epsilon": 1.0, "delta": 1e-5, "strategy": s} for s in ("TRUNCATED_GEOMETRIC", "LAPLACE_THRESHOLDING",
                                                                        "GAUSSIAN_THRESHOLDING")]
