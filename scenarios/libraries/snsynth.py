@@ -35,6 +35,8 @@ data release" (MWEM); opendp/smartnoise-sdk#622.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from typing import Any, Mapping
 
 import numpy as np
@@ -102,11 +104,9 @@ def covariance_class():
     try:
         return importlib.import_module("snsynth.models.dp_covariance").DPcovariance
     except ImportError:
-        import importlib.util as util
-        import os
         path = os.path.join(os.path.dirname(snsynth.__file__), "models", "dp_covariance.py")
-        spec = util.spec_from_file_location("snsynth_dp_covariance", path)
-        module = util.module_from_spec(spec)
+        spec = importlib.util.spec_from_file_location("snsynth_dp_covariance", path)
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module.DPcovariance
 
@@ -220,6 +220,6 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="smartnoise-synth", distribution="smartnoise-synth", entries=entries, public_api=public_api,
-    excluded=_EXCLUDED, script_header="import importlib\nimport numpy as np\nimport pandas as pd\nimport snsynth\n\n"
+    excluded=_EXCLUDED, script_header="import importlib\nimport importlib.util\nimport os\nimport numpy as np\nimport pandas as pd\nimport snsynth\n\n"
                                       f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
     helpers=(table_statistics, covariance_class), seeded=False))
