@@ -44,8 +44,6 @@ from .registry import register_library
 __all__ = ["LIBRARY", "reader_for", "execute", "query", "entries", "public_api"]
 
 ADD_REMOVE = Relation.ADD_REMOVE
-_READERS: dict = {}
-_REWRITES: dict = {}
 
 try:
     snsql = importlib.import_module("snsql")
@@ -57,9 +55,11 @@ except ImportError as exc:
 # -- release functions (their source goes into reproduction scripts) --------------------------------
 def reader_for(data, epsilon, delta, table, mechanisms=None):
     """snsql.from_df on the table of ``data`` (columns pid, x, g; g = 0, 1, 2 → "a", "b", "c"),
-    one reader per dataset and parameters."""
+    one reader per dataset and parameters (kept on the function: a checkpoint's digest of the
+    release reads module globals, and readers hold weak references it cannot order)."""
+    readers = reader_for.__dict__.setdefault("cache", {})
     key = (np.asarray(data).tobytes(), np.shape(data), epsilon, delta, repr(table), repr(mechanisms))
-    if key not in _READERS:
+    if key not in readers:
         rows = np.asarray(data, dtype=float).reshape(-1, 3)
         frame = pd.DataFrame({"pid": rows[:, 0].astype(int), "x": rows[:, 1],
                               "g": ["abc"[int(k)] for k in rows[:, 2]]})
@@ -68,21 +68,22 @@ def reader_for(data, epsilon, delta, table, mechanisms=None):
             privacy.mechanisms.map[getattr(snsql.Stat, stat)] = getattr(snsql.Mechanism, mech)
         person = {"type": "int", **({} if table.get("row_privacy") else {"private_id": True})}
         metadata = {"": {"T": {"T": {**table, "pid": person, "g": {"type": "string"}}}}}
-        if len(_READERS) > 8:
-            _READERS.clear()
-        _READERS[key] = snsql.from_df(frame, privacy=privacy, metadata=metadata)
-    return _READERS[key]
+        if len(readers) > 8:
+            readers.clear()
+        readers[key] = snsql.from_df(frame, privacy=privacy, metadata=metadata)
+    return readers[key]
 
 
 def execute(reader, sql):
     """reader.execute(sql), with the data-independent rewrite (parse, mechanism calibration) computed
     once per query, metadata and privacy and replayed (module docstring)."""
+    rewrites = execute.__dict__.setdefault("cache", {})
     key = (sql, repr(reader.privacy.epsilon), repr(reader.privacy.delta), repr(reader.metadata),
            repr(reader.privacy.mechanisms.map))
-    if key not in _REWRITES:
+    if key not in rewrites:
         parsed = reader.parse_query_string(sql)
-        _REWRITES[key] = (parsed, type(reader)._rewrite_ast(reader, parsed))
-    parsed, rewritten = _REWRITES[key]
+        rewrites[key] = (parsed, type(reader)._rewrite_ast(reader, parsed))
+    parsed, rewritten = rewrites[key]
     reader._rewrite_ast = lambda _query: rewritten
     try:
         return reader._execute_ast(parsed)
@@ -224,5 +225,5 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="smartnoise-sql", distribution="smartnoise-sql", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="import numpy as np\nimport pandas as pd\nimport snsql\n\n_READERS = {}\n_REWRITES = {}\n",
+    script_header="import numpy as np\nimport pandas as pd\nimport snsql\n",
     helpers=(reader_for, execute), seeded=False))
