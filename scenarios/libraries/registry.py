@@ -26,7 +26,7 @@ __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "register_library", "library", "libr
 BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp",
             "opacus": "scenarios.libraries.opacus", "pydp": "scenarios.libraries.pydp",
             "pipeline-dp": "scenarios.libraries.pipelinedp", "smartnoise-sql": "scenarios.libraries.snsql",
-            "smartnoise-synth": "scenarios.libraries.snsynth"}
+            "smartnoise-synth": "scenarios.libraries.snsynth", "dpmm": "scenarios.libraries.dpmm"}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
 
