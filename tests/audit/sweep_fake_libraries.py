@@ -10,6 +10,8 @@ that plants a documented bug class, for the statistical tests:
   bounds): adding a unit at 1e300 moves the sum by 1e300 against Laplace noise of scale 1/ε;
 - ``snsynth``'s ``DPcovariance`` with ``FLAGS["raw"] = True`` clips the data and then uses the raw
   data, as smartnoise-synth ≤ 1.0.5 did (opendp/smartnoise-sdk#622);
+- the fake dpmm pipeline, like dpmm, gives the generated columns the categorical domain it imputed
+  from the data;
 - the fake MWEM samples uniformly over the categories it was fitted on, read from the data unless a
   transformer fitted on the public domain is given: a new category appears in the synthetic table
   only when the record that carries it is in the data.
@@ -42,7 +44,8 @@ def install(monkeypatch, library: str, seed: int = 0) -> None:
     FLAGS.update(clamp=True, raw=False)
     from scenarios.libraries import registry
 
-    modules = {"pydp": _pydp, "pipeline-dp": _pipeline_dp, "smartnoise-sql": _snsql, "smartnoise-synth": _snsynth}[library]()
+    modules = {"pydp": _pydp, "pipeline-dp": _pipeline_dp, "smartnoise-sql": _snsql, "smartnoise-synth": _snsynth,
+               "dpmm": _dpmm}[library]()
     for name, module in modules.items():
         monkeypatch.setitem(sys.modules, name, module)
     catalogue = registry.BUILT_IN[library]
@@ -279,3 +282,25 @@ def _snsynth() -> dict:
     module = _module("snsynth", Synthesizer=Synthesizer, TableTransformer=Transformer, models=models, base=base,
                      __file__="snsynth/__init__.py")
     return {"snsynth": module, "snsynth.base": base, "snsynth.models": models, "snsynth.models.dp_covariance": covariance}
+
+
+# -- dpmm ---------------------------------------------------------------------------------------------
+def _dpmm() -> dict:
+    class Pipeline:
+        def __init__(self, epsilon=1.0, delta=1e-5, n_jobs=-1, **_):
+            self.epsilon = epsilon
+
+        def fit(self, frame, domain=None, random_state=None):
+            self.categories = {c: list(frame[c].cat.categories) for c in frame.columns}
+
+        def generate(self, rows):
+            return pd.DataFrame({c: pd.Categorical(RNG.choice(v, size=rows), categories=v)
+                                 for c, v in self.categories.items()})
+
+    PrivBayesPipeline = type("PrivBayesPipeline", (Pipeline,), {})
+    MSTPipeline = type("MSTPipeline", (Pipeline,), {})
+    AIMPipeline = type("AIMPipeline", (Pipeline,), {})
+    pipelines = _module("dpmm.pipelines", PrivBayesPipeline=PrivBayesPipeline, MSTPipeline=MSTPipeline,
+                        AIMPipeline=AIMPipeline, PIPELINE_DICT={"priv_bayes": PrivBayesPipeline, "mst": MSTPipeline,
+                                                                "aim": AIMPipeline})
+    return {"dpmm": _module("dpmm", pipelines=pipelines), "dpmm.pipelines": pipelines}

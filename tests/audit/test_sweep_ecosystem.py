@@ -1,4 +1,4 @@
-"""The catalogues of python-dp, pipeline-dp, smartnoise-sql and smartnoise-synth on numpy fakes of
+"""The catalogues of python-dp, pipeline-dp, smartnoise-sql, smartnoise-synth and dpmm on numpy fakes of
 their APIs (``sweep_fake_libraries.py``): CI installs none of these libraries.
 
 The deterministic tests build every case on the fake, release once on both datasets of every pair
@@ -18,7 +18,11 @@ fakes' seeded generator:
   among 100 points moves cov(x, x) from 0.085 to about 24.6 against noise of scale 0.06, again a
   perfectly separating event; the fixed release is refuted with probability at most 0.05;
 - MWEM fitted with categories read from the data: a category that only the neighbour holds appears
-  in its synthetic table and never in the other's (an event of probability 0 on one side).
+  in its synthetic table and never in the other's (an event of probability 0 on one side);
+- a dpmm pipeline whose generated columns carry the domain imputed from the data, at 40 draws a
+  side (what ``dpaudit sweep dpmm --samples 40`` runs): the new category is in the domain on every
+  draw of one dataset and on none of the other's, a perfectly separating event, and 40 draws are
+  above :func:`audit.sweep.plan.refutable_samples` for (1, 1e-5)-DP at one row (34).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import sweep_fake_libraries as fakes  # noqa: E402
 from audit.sweep.plan import plan_rows  # noqa: E402
 from audit.sweep.rows import audit_row  # noqa: E402
 
-LIBRARIES = ("pydp", "pipeline-dp", "smartnoise-sql", "smartnoise-synth")
+LIBRARIES = ("pydp", "pipeline-dp", "smartnoise-sql", "smartnoise-synth", "dpmm")
 
 
 def _library(monkeypatch, name: str):
@@ -116,3 +120,13 @@ def test_mwem_with_categories_read_from_the_data_is_refuted(monkeypatch, tmp_pat
     row, = plan_rows((case,), library="smartnoise-synth", budget="small", confidence=0.95, seed=2026)
     record = audit_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
     assert record["verdict"] == "VIOLATED" and record["witness"]["pair"].startswith("add a record with a new"), record
+
+
+@pytest.mark.statistical
+def test_dpmm_domain_imputed_from_the_data_is_refuted_at_forty_draws(monkeypatch, tmp_path):
+    lib = _library(monkeypatch, "dpmm")
+    case, = (c for e in lib.entries() for c in e.cases())
+    row, = plan_rows((case,), library="dpmm", budget="default", confidence=0.95, seed=2026, samples=40)
+    assert row.refutable
+    record = audit_row(row, library="dpmm", version=None, out=tmp_path, checkpoints=False)
+    assert record["verdict"] == "VIOLATED", record
