@@ -135,11 +135,16 @@ _EXTRA = {"new category": ([3.0, 0.0], "add a record with a new category a = 3")
 
 def _generator(name: str, grid) -> Entry:
     def build(point):
-        pairs = (point.get("data", "new category"),)  # one pair a row (see entries)
+        # One pair a row (see entries); "replace": the last record (0, 1) becomes the new category, n fixed.
+        relation = REPLACE if point.get("relation") == "replace" else ADD_REMOVE
+        pairs = (point.get("data", "new category"),)
         probes = [list(_EXTRA[k][0]) for k in pairs]
-        params = {"synth": name, "rows": 20, "probes": probes, **{k: v for k, v in point.items() if k != "data"}}
-        claim = PureDP(point["epsilon"], ADD_REMOVE)
-        scenario = _scenario.from_pairs(row_pairs(_BASE, [_EXTRA[k] for k in pairs], ADD_REMOVE), ADD_REMOVE)
+        params = {"synth": name, "rows": 20, "probes": probes,
+                  **{k: v for k, v in point.items() if k not in ("data", "relation")}}
+        claim = PureDP(point["epsilon"], relation)
+        extra = [(_EXTRA[k][0], _EXTRA[k][1] if relation is ADD_REMOVE else
+                  f"last record (0, 1) → {tuple(int(v) for v in _EXTRA[k][0])}, {k}") for k in pairs]
+        scenario = _scenario.from_pairs(row_pairs(_BASE, extra, relation), relation)
         label = _label(point)
         layout = tuple((f"count of cell ({a}, {b})", None) for a in range(DOMAIN_A) for b in range(DOMAIN_B))
         layout += (("rows outside the domain", None),) + tuple((f"marginal a = {a}", None) for a in range(DOMAIN_A))
@@ -188,7 +193,8 @@ def entries() -> tuple[Entry, ...]:
     # One pair a row: a fit costs about 0.1 s of CPU (20 multiplicative-weights rounds in Python), so
     # a row of the default budget (1,500 fits a dataset) is 5 minutes of CPU a pair.
     return (_generator("mwem", [{"epsilon": 1.0}, {"epsilon": 1.0, "public_domain": True},
-                                {"epsilon": 1.0, "data": "rare cell"}]), _regression())
+                                {"epsilon": 1.0, "data": "rare cell"},
+                                {"epsilon": 1.0, "public_domain": True, "relation": "replace"}]), _regression())
 
 
 def public_api() -> tuple[str, ...]:
