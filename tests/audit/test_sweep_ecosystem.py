@@ -1,0 +1,132 @@
+"""The catalogues of python-dp, pipeline-dp, smartnoise-sql, smartnoise-synth and dpmm on numpy fakes of
+their APIs (``sweep_fake_libraries.py``): CI installs none of these libraries.
+
+The deterministic tests build every case on the fake, release once on both datasets of every pair
+(no call raises where the real library does not, every vector has the width the case declares), and
+check coverage: every public name of the fake is audited or left out with a reason.  SmartNoise
+SQL's gray-box replay computes a query's rewrite once and leaves the reader as it found it.
+
+The statistical tests plan one row alone, at the small budget and sweep confidence 0.95, on the
+fakes' seeded generator:
+
+- a BoundedSum that forgets to clamp, on the pairs that add a unit at 1e300 or at 11 (bounds [0, 1]):
+  the sum moves by 1e300 or by 11 against Laplace noise of scale 1/ε = 1 (ε ≥ 11 against a claimed
+  1), far beyond what the small budget needs; with clamping the
+  claim holds (Laplace noise of scale Δ/ε on a sum of sensitivity Δ, ground truth §2) and is
+  refuted with probability at most 0.05;
+- the covariance that clips and then uses the raw data (smartnoise-sdk#622): the outlier (50, 50)
+  among 100 points moves cov(x, x) from 0.085 to about 24.6 against noise of scale 0.06, again a
+  perfectly separating event; the fixed release is refuted with probability at most 0.05;
+- MWEM fitted with categories read from the data: a category that only the neighbour holds appears
+  in its synthetic table and never in the other's (an event of probability 0 on one side);
+- a dpmm pipeline whose generated columns carry the domain imputed from the data, at 40 draws a
+  side (what ``dpaudit sweep dpmm --samples 40`` runs): the new category is in the domain on every
+  draw of one dataset and on none of the other's, a perfectly separating event, and 40 draws are
+  above :func:`audit.sweep.plan.refutable_samples` for (1, 1e-5)-DP at one row (34).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import sweep_fake_libraries as fakes  # noqa: E402
+
+from audit.sweep.plan import plan_rows  # noqa: E402
+from audit.sweep.rows import audit_row  # noqa: E402
+
+LIBRARIES = ("pydp", "pipeline-dp", "smartnoise-sql", "smartnoise-synth", "dpmm")
+
+
+def _library(monkeypatch, name: str):
+    fakes.install(monkeypatch, name)
+    from scenarios.libraries import library
+
+    return library(name)
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch, name):
+    lib = _library(monkeypatch, name)
+    entries = lib.entries()
+    cases = [case for entry in entries for case in entry.cases()]
+    assert cases and len({case.key for case in cases}) == len(cases)
+    for case in cases:
+        for pair in case.scenario.pairs:
+            if pair.base.shape[0] == 0:  # the fakes, like pipeline-dp, may refuse an empty collection
+                continue
+            out = case.mechanism(pair.base, 2, np.random.default_rng(0))
+            assert out.shape == (2, case.mechanism.output_dim) and np.isfinite(out).all(), case.key
+            assert not out[:, -1].any(), f"{case.key} raised on {pair.label}"
+            # The release function a script carries gives the same width when called alone.
+            assert len(case.release(pair.neighbor, np.random.RandomState(0), **case.release_params)) == \
+                case.mechanism.output_dim - 1
+    coverage = lib.coverage(entries)
+    assert coverage.unaccounted == (), coverage.unaccounted
+    assert all(reason for reason in coverage.excluded.values())
+
+
+def test_smartnoise_sql_replays_one_rewrite_per_query_and_restores_the_reader(monkeypatch):
+    lib = _library(monkeypatch, "smartnoise-sql")
+    snsql_catalogue = importlib.import_module("scenarios.libraries.snsql")
+    reader_class = sys.modules["snsql.sql.private_reader"].PrivateReader
+    case = next(c for e in lib.entries() for c in e.cases() if c.entry == "several")
+    before = reader_class.rewrites
+    pair = case.scenario.pairs[0]
+    case.mechanism(pair.base, 5, np.random.default_rng(0))
+    case.mechanism(pair.neighbor, 5, np.random.default_rng(0))
+    assert reader_class.rewrites - before == 1  # ten releases on two readers, one rewrite
+    reader = snsql_catalogue.reader_for(pair.base, case.release_params["epsilon"], case.release_params["delta"],
+                                        case.release_params["table"])
+    assert "_rewrite_ast" not in vars(reader)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("clamp, verdict", [(False, "VIOLATED"), (True, "NOT_REFUTED")])
+def test_pydp_bounded_sum_without_clamping_is_refuted(monkeypatch, tmp_path, clamp, verdict):
+    lib = _library(monkeypatch, "pydp")
+    fakes.FLAGS["clamp"] = clamp
+    case = next(c for e in lib.entries() if e.name == "laplacian.BoundedSum" for c in e.cases())
+    row, = plan_rows((case,), library="pydp", budget="small", confidence=0.95, seed=2026)
+    record = audit_row(row, library="pydp", version=None, out=tmp_path, checkpoints=False)
+    assert record.get("status") != "error", record.get("error")
+    assert record["verdict"] == verdict, record
+    if not clamp:
+        assert record["witness"]["pair"] in ("add a unit at 1e300", "add a unit beyond upper (clamped)")
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("raw, verdict", [(True, "VIOLATED"), (False, "NOT_REFUTED")])
+def test_covariance_of_the_raw_data_is_refuted_and_the_fixed_release_is_not(monkeypatch, tmp_path, raw, verdict):
+    lib = _library(monkeypatch, "smartnoise-synth")
+    fakes.FLAGS["raw"] = raw
+    case = next(c for e in lib.entries() if e.name == "models.DPcovariance" for c in e.cases())
+    row, = plan_rows((case,), library="smartnoise-synth", budget="small", confidence=0.95, seed=2026)
+    record = audit_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
+    assert record.get("status") != "error", record.get("error")
+    assert record["verdict"] == verdict and "#622" in record["known"], record
+
+
+@pytest.mark.statistical
+def test_mwem_with_categories_read_from_the_data_is_refuted(monkeypatch, tmp_path):
+    lib = _library(monkeypatch, "smartnoise-synth")
+    case = next(c for e in lib.entries() if e.name == "synthesizers.mwem" for c in e.cases()
+                if not c.params.get("public_domain"))
+    row, = plan_rows((case,), library="smartnoise-synth", budget="small", confidence=0.95, seed=2026)
+    record = audit_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
+    assert record["verdict"] == "VIOLATED" and record["witness"]["pair"].startswith("add a record with a new"), record
+
+
+@pytest.mark.statistical
+def test_dpmm_domain_imputed_from_the_data_is_refuted_at_forty_draws(monkeypatch, tmp_path):
+    lib = _library(monkeypatch, "dpmm")
+    case, = (c for e in lib.entries() for c in e.cases())
+    row, = plan_rows((case,), library="dpmm", budget="default", confidence=0.95, seed=2026, samples=40)
+    assert row.refutable
+    record = audit_row(row, library="dpmm", version=None, out=tmp_path, checkpoints=False)
+    assert record["verdict"] == "VIOLATED", record
