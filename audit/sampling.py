@@ -272,8 +272,18 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
         return job.training.reduce(outputs)
     if job.lanes:  # several statistics' scores of the same draws (audit.statistics.lanes)
         lanes = zip(job.statistics[task.pair].lanes(), job.lanes[task.pair])
-        return np.stack([_reduce(job, task, statistic(outputs), lane) for statistic, lane in lanes])
+        return np.stack([_reduce(job, task, statistic(outputs) if i == 0 else _finite(statistic(outputs)), lane)
+                         for i, (statistic, lane) in enumerate(lanes)])
     return _reduce(job, task, job.statistics[task.pair](outputs), task.pair)
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    """An alternate lane's scores made finite by a fixed map (±inf to ±a quarter of the largest float,
+    so that differences of scores stay finite; NaN to the lowest): a statistic of huge outputs (a
+    linear projection of 1e300) may overflow where the primary one does not, and a fixed map of a
+    statistic is a statistic, so the events stay valid."""
+    big = np.finfo(np.float64).max / 4
+    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-big, posinf=big, neginf=-big)
 
 
 def _reduce(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):

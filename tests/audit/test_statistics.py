@@ -14,7 +14,7 @@ import pytest
 import scenarios
 from audit import MechanismError, Verdict, run_audit
 from audit.intervals import cp_lower, cp_upper
-from audit.sampling import draw_outputs
+from audit.sampling import _finite, draw_outputs
 from audit.selection import Budget
 from audit.slots import headline_slots
 from audit.statistics import (MIN_AUTO_TRAINING, CategoricalStatistic, Classifier, TrainingData,
@@ -264,3 +264,11 @@ def test_auto_is_learned_on_1d_outputs_only_from_enough_draws():
     assert needs_training("auto", 1, MIN_AUTO_TRAINING) and needs_training("auto", 1)
     assert needs_training("auto", 3, 10)  # a vector output's linear statistic is Fisher's direction
     assert needs_training("binned", 1, 10) and not needs_training("linear", 1, 10_000)
+
+
+def test_an_alternate_lanes_overflow_is_mapped_to_finite_scores_not_an_error():
+    """A fixed map of a statistic is a statistic: ±inf and NaN of an alternate lane become finite
+    scores in a fixed order (NaN lowest), whose differences do not overflow."""
+    scores = _finite(np.array([np.inf, -np.inf, np.nan, 1.0]))
+    assert np.isfinite(scores).all() and np.isfinite(scores[0] - scores[1])
+    assert scores[2] <= scores[1] < scores[3] < scores[0]
