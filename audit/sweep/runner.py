@@ -199,7 +199,12 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
-    record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
+    if lib_info.get("graybox"):  # record/replay the row's pairs first, the audit aimed at a finding
+        from .graybox import graybox_row
+
+        record = graybox_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
+    else:
+        record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
     if record.get("verdict") == "VIOLATED" and lib_info["repro"]:
         try:
             record["repro"] = _repro(row, record, lib_info)
@@ -243,7 +248,7 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
               backend: str = "loky", scheduler: Optional[str] = None, resume: bool = False,
               confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED, entries: Optional[Sequence[str]] = None,
               samples: Optional[int] = None, statistic: Any = None, progress: bool = True,
-              repro: bool = True, date: Optional[str] = None) -> dict:
+              repro: bool = True, date: Optional[str] = None, graybox: bool = False) -> dict:
     """Audit every catalogue row of ``library`` and write the sweep report to ``out``.
 
     Parameters
@@ -277,6 +282,9 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
         Write a reproduction script for each VIOLATED row.
     date : str, optional
         The date recorded in the report (default: today, ISO format).
+    graybox : bool
+        Record and replay each row's pairs first and aim the row's audit at the first finding
+        (:mod:`audit.sweep.graybox`); the findings go to ``sweep.md`` and the row records.
 
     Returns
     -------
@@ -302,14 +310,14 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     (out / "rows").mkdir(parents=True, exist_ok=True)
     date = date or datetime.date.today().isoformat()
     lib_info = {"name": lib.name, "version": version, "header": lib.script_header, "helpers": lib.helpers,
-                "seeded": lib.seeded, "repro": repro, "date": date}
+                "seeded": lib.seeded, "repro": repro, "date": date, "graybox": bool(graybox)}
 
     records: dict[str, dict] = {}
     for row in rows:
         path = out / "rows" / f"{row.slug}.json"
         if resume and path.is_file():
             saved = json.loads(path.read_text())
-            if saved.get("fingerprint") == row_fingerprint(row, version):
+            if saved.get("fingerprint") == row_fingerprint(row, version) and bool(saved.get("graybox")) == graybox:
                 records[row.slug] = saved
     todo = [row for row in rows if row.slug not in records]
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",

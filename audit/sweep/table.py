@@ -89,6 +89,9 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
         f"column). `{ABSENT}`: the installed release lacks the entry or the parameter (not planned, no error).", "",
     ]
     lines += _table(records)
+    from .graybox import graybox_markdown_section  # rows replayed with --graybox
+
+    lines += graybox_markdown_section(records)
     lines += ["", "## Coverage of the public API", ""]
     lines += ["| public name | audited by | or left out because |", "|---|---|---|"]
     for name in coverage["public"]:

@@ -1,0 +1,63 @@
+"""``run_sweep(..., graybox=True)`` / ``dpaudit sweep --graybox`` on the toy library (numpy only).
+
+The replays are deterministic: ``labels.count_by_label`` draws one count per label present, so its
+Laplace call's shape follows the data (a control-flow finding at the toy's line); the two noise
+entries draw one scalar ``laplace(0, b)`` per release, which carries no protected value and no
+per-row footprint, so a replay cannot weigh their sensitivity (the halved scale is a wrong
+constant to it) and both are silent, with the note saying what was not checked.  The aimed audit
+of the label row is seeded: the number of counts released separates the pair perfectly, which
+the sweep's own test refutes at the small budget; a correct row is reported VIOLATED with
+probability at most 1 − confidence (the sweep's Bonferroni share).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sweep_toy_library as toy
+from audit.cli import main
+from audit.sweep import run_sweep
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep-graybox")
+    document = run_sweep(toy.NAME, budget="small", out=out, progress=False, date="2026-01-01", graybox=True)
+    return out, {row["entry"]: row for row in document["rows"]}
+
+
+def test_findings_name_the_line_and_the_numbers(replayed):
+    out, rows = replayed
+    halved = rows["noise.halved"]["graybox"]
+    assert halved["replays"] == 2 and halved["pairs"] == 1  # the one pair, both orders
+    assert halved["findings"] == [] and any("not checked" in note for note in halved["notes"])
+    labels = rows["labels.count_by_label"]["graybox"]
+    first = labels["findings"][0]
+    assert first["kind"] == "control-flow" and first["site"]["file"].endswith("sweep_toy_library.py")
+    assert labels["replays"] == 2 and len(labels["findings"]) == 2
+    assert rows["noise.laplace"]["graybox"]["findings"] == [] and rows["noise.laplace"]["graybox"]["aimed"] is None
+    text = (out / "sweep.md").read_text()
+    assert "## Gray-box replays" in text and "sweep_toy_library.py:" in text
+    saved = json.loads((out / "sweep.json").read_text())
+    assert all("graybox" in row for row in saved["rows"])
+
+
+@pytest.mark.statistical
+def test_the_row_audit_is_aimed_at_the_finding(replayed):
+    _, rows = replayed
+    labels = rows["labels.count_by_label"]
+    assert labels["graybox"]["aimed"]["kind"] == "control-flow"
+    assert labels["verdict"] == "VIOLATED" and labels["witness"]["pair"] == labels["graybox"]["aimed"]["pair"]
+    assert rows["noise.laplace"]["verdict"] == "NOT_REFUTED"
+
+
+def test_cli_option_and_resume_does_not_mix_replayed_rows(tmp_path, capsys):
+    out = tmp_path / "plain"
+    assert main(["sweep", toy.NAME, "--budget", "small", "--entries", "noise.laplace", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert main(["sweep", toy.NAME, "--budget", "small", "--entries", "noise.laplace", "--out", str(out),
+                 "--no-progress", "--graybox", "--resume"]) == 0
+    row = json.loads(next((out / "rows").glob("*.json")).read_text())
+    assert row["graybox"]["replays"] == 2 and "Gray-box replays" in capsys.readouterr().out
