@@ -41,6 +41,7 @@ from ..checkpoint import write_atomic
 from ..settings import AuditSettings
 from ..executor import quiet_abandoned_tasks
 from ..version import __version__
+from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
 from .rows import audit_row, row_fingerprint, save_row
@@ -200,8 +201,6 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
     if lib_info.get("graybox"):  # record/replay the row's pairs first, the audit aimed at a finding
-        from .graybox import graybox_row
-
         record = graybox_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
     else:
         record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
