@@ -222,14 +222,15 @@ def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = Non
     The entry point for a caller with its own pairs (a sweep's neighbour families, a pair search).
     """
     claim = claim if claim is not None else mechanism.claim
-    checks = []
-    for label, base, neighbour in _labelled(pairs):
-        orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
-        for a, b, name in orders:
-            check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
-            checks.append(check)
-            if stop_at_first and check.findings:
-                return checks
+    checks: list[PairCheck] = []
+    with holding():  # the patches are installed once for all the pairs
+        for label, base, neighbour in _labelled(pairs):
+            orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
+            for a, b, name in orders:
+                check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
+                checks.append(check)
+                if stop_at_first and check.findings:
+                    return checks
     return checks
 
 

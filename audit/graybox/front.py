@@ -38,7 +38,8 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     statistic = aimed_statistic(first)
     aimed = plain if statistic == "auto" else dataclasses.replace(plain, statistic=statistic)
     report = run_audit(mechanism, [pair_of(first.pair, scenario)], claim=claim, settings=aimed)
-    certified = dataclasses.replace(first, certification=certification_of(report, settings.samples,
-                                                                           settings.confidence, statistic))
+    drawn = (getattr(report, "draws", None) or {}).get("per_side", settings.samples)  # an anytime audit stops early
+    certified = dataclasses.replace(first, certification=certification_of(report, drawn, settings.confidence,
+                                                                           aimed.statistic))
     found = dataclasses.replace(found, findings=(certified,) + found.findings[1:])
     return dataclasses.replace(report, graybox=found.to_dict())
