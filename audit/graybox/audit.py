@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Optional
 import numpy as np
 
 from scenarios.scenario import NeighborPair
+from scenarios.search import SearchSpec, is_valid, random_candidates, structured_candidates
 
 from ..render.graybox import graybox_lines
 
@@ -29,7 +30,7 @@ from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .intercept import holding
 from .trace import CallSite
 
-__all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
+__all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "search_pairs", "SEARCH_RANDOM", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
 
 #: Output rows asked of the mechanism per execution (a loop-based mechanism pays per row).
 DEFAULT_ROWS = 4
@@ -203,6 +204,28 @@ def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:
     for number, pair in enumerate(pairs):
         base, neighbour = (pair.base, pair.neighbor) if hasattr(pair, "base") else pair
         yield getattr(pair, "label", None) or f"pair {number}", base, neighbour
+
+
+#: Random candidates of a pair search's domain replayed on top of its structured ones.
+SEARCH_RANDOM = 32
+
+
+def search_pairs(spec: SearchSpec, seed: int, count: int = SEARCH_RANDOM) -> list[NeighborPair]:
+    """The pairs a replay checks for a pair search (:class:`scenarios.SearchSpec`): the search's
+    structured candidates and ``count`` random ones of its domain (:mod:`scenarios.search`), each
+    a neighbour pair of the domain, without repeats.  Replays are cheap, so every candidate is
+    replayed rather than the few a black-box search keeps."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x6B0C5]))
+    candidates = structured_candidates(spec, rng) + random_candidates(spec, rng, count)
+    pairs, seen = [], set()
+    for number, candidate in enumerate(candidates):
+        if candidate.key in seen or not is_valid(spec, candidate):
+            continue
+        seen.add(candidate.key)
+        pairs.append(NeighborPair(np.asarray(candidate.base, dtype=np.float64),
+                                  np.asarray(candidate.neighbor, dtype=np.float64),
+                                  f"search {candidate.kind} {number}"))
+    return pairs
 
 
 def pair_of(label: str, scenario: Any) -> Any:

@@ -31,9 +31,10 @@ from typing import Any, Optional
 import numpy as np
 
 from scenarios.scenario import NeighborPair
-from scenarios.search import SearchSpec, is_valid, random_candidates, structured_candidates
+from scenarios.search import SearchSpec
 
 from ..graybox import ReplayError, check_pairs
+from ..graybox.audit import SEARCH_RANDOM, search_pairs
 from ..graybox.certify import aimed_statistic
 from ..render.graybox import site_link
 from ..render.text import format_number
@@ -42,8 +43,6 @@ from .rows import _preflight, audit_row
 
 __all__ = ["graybox_row", "graybox_pairs", "graybox_markdown_section", "SEARCH_RANDOM", "GRAYBOX_SEED"]
 
-#: Random candidates of a pair search's domain replayed on top of its structured ones.
-SEARCH_RANDOM = 32
 #: Added to a row's seed for its replays, so that they share no stream with the row's audit.
 GRAYBOX_SEED = 0x6B0C5
 
@@ -51,17 +50,7 @@ GRAYBOX_SEED = 0x6B0C5
 def graybox_pairs(scenario: Any, seed: int) -> list[NeighborPair]:
     """The pairs a row replays: the scenario's, or a pair search's candidates (structured + random)."""
     if isinstance(scenario, SearchSpec):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, GRAYBOX_SEED]))
-        candidates = structured_candidates(scenario, rng) + random_candidates(scenario, rng, SEARCH_RANDOM)
-        pairs, seen = [], set()
-        for number, candidate in enumerate(candidates):
-            if candidate.key in seen or not is_valid(scenario, candidate):
-                continue
-            seen.add(candidate.key)
-            pairs.append(NeighborPair(np.asarray(candidate.base, dtype=np.float64),
-                                      np.asarray(candidate.neighbor, dtype=np.float64),
-                                      f"search {candidate.kind} {number}"))
-        return pairs
+        return search_pairs(scenario, seed, SEARCH_RANDOM)
     return [pair if isinstance(pair, NeighborPair) else NeighborPair(*pair) for pair in getattr(scenario, "pairs", ())]
 
 
