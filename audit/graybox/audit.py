@@ -22,6 +22,7 @@ from scenarios.scenario import NeighborPair
 from scenarios.search import SearchSpec, is_valid, random_candidates, structured_candidates
 
 from ..render.graybox import graybox_lines
+from ..sampling import single_threaded_blas
 
 from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, one_sided, output_checks
 from .execute import LAMBDA, check_reproduced, execute
@@ -51,7 +52,9 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
     draws an identifier once, a cache filled on first use) fails the reproduction check once; the
     check is then made again from a new record, and fails for good only if it fails again.
     """
-    with holding():  # the patches stay installed over the pair's executions
+    with holding(), single_threaded_blas():  # the patches stay installed over the pair's executions; one
+        # BLAS thread, as in the audit's chunks (the mechanism's values then match the audit's, and a
+        # footprint fit on a busy 2-core machine was measured 100x slower with two threads)
         try:
             return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
         except ReplayError as first:
@@ -246,7 +249,7 @@ def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = Non
     """
     claim = claim if claim is not None else mechanism.claim
     checks: list[PairCheck] = []
-    with holding():  # the patches are installed once for all the pairs
+    with holding(), single_threaded_blas():  # the patches and the BLAS limit are set once for all the pairs
         for label, base, neighbour in _labelled(pairs):
             orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
             for a, b, name in orders:
