@@ -323,7 +323,7 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
                disable=not progress)
     by_slug = {row.slug: row for row in rows}
     settings = {"budget": budget, "samples": samples, "statistic": statistic, "confidence": confidence, "seed": seed,
-                "entries": entries, "date": date}
+                "entries": entries, "date": date, "graybox": bool(graybox)}
     try:
         for record in _stream(todo, lib_info, out, n_jobs, backend, scheduler):
             row = by_slug[record["slug"]]
@@ -371,6 +371,7 @@ def _document(lib: Any, version: Optional[str], catalogue: tuple, coverage: Any,
         "entries": [{"name": e.name, "api": list(e.api), "kind": e.kind, "claim": e.claim_text,
                      "relation": e.relation.value, "grid_points": len(e.grid)} for e in catalogue],
         "rows": done + absent,
+        "graybox": settings.get("graybox", False),
     }
 
 
