@@ -85,6 +85,9 @@ def graybox_row(row: PlannedRow, *, library: str, version: Optional[str], out: A
                 checks += check_pairs(case.mechanism, [pair], case.claim, seed=seed + len(checks))
         except ReplayError as exc:
             unreplayable.append(f"{pair.label}: {str(exc).strip().splitlines()[0]}")
+        except Exception as exc:  # noqa: BLE001 - a replay that fails must not lose the row's audit
+            text = str(exc).strip().splitlines()
+            unreplayable.append(f"{pair.label}: {type(exc).__name__}: {text[0] if text else ''}")
     findings = [f for check in checks for f in check.findings]
     summary = {"pairs": len(pairs), "replays": len(checks), "executions": float(sum(c.executions for c in checks)),
                "seconds": time.perf_counter() - started, "findings": [_finding_dict(f) for f in findings],
