@@ -12,11 +12,14 @@ replayed on D′ (:func:`audit.graybox.check_pairs`, both orders, docs/graybox.m
 A pair the library refuses on both sides (the sweep's preflight) is not replayed; a pair that
 cannot be replayed (:class:`audit.graybox.ReplayError`) is listed with its one-line reason.
 
-With a finding, the row's certified audit runs on the finding's pair alone with the statistic the
-finding fixes (:func:`audit.graybox.certify.aimed_statistic`; the row's own when it implicates no
-column), at the row's samples and Bonferroni confidence: the pair and the statistic are chosen by
-the replay, whose randomness is seeded apart from the audit's, so no selection is paid for.
-Without one, the row's audit is the ordinary one.  The row record gains ``graybox``: pairs
+With a finding that implicates output columns, the row's certified audit runs on the finding's
+pair alone with the statistic the finding fixes (:func:`audit.graybox.certify.aimed_statistic`),
+at the row's samples and Bonferroni confidence: the pair and the statistic are chosen by the
+replay, whose randomness is seeded apart from the audit's, so no selection is paid for.  Otherwise
+(no finding, or only control-flow findings, which implicate no column) the row's audit is the
+ordinary one, over all its pairs, the finding's among them: measured on diffprivlib's KMeans, an
+audit aimed at a control-flow finding's pair alone certified ε ≥ 0.54 where the row's own audit
+refutes the claim on another pair.  The row record gains ``graybox``: pairs
 replayed, executions, seconds, the findings (kind, ``file:line``, measured against allowed) and
 the unreplayable pairs; :func:`graybox_markdown_section` renders them for ``sweep.md``.
 """
@@ -55,9 +58,11 @@ def graybox_pairs(scenario: Any, seed: int) -> list[NeighborPair]:
 
 
 def _first(findings: list) -> Any:
-    """The finding the audit is aimed at: an exact one (a certain falsification of the claim) first,
-    then one that implicates output columns, then the first found."""
-    for wanted in (lambda f: f.exact and f.columns, lambda f: f.columns, lambda f: True):
+    """The finding the audit is aimed at: one that implicates output columns (so it fixes the
+    statistic), an exact one (a certain falsification of the claim) first; None when no finding
+    implicates a column (a control-flow finding: the row's own audit over all its pairs, the
+    finding's among them, is the stronger test)."""
+    for wanted in (lambda f: f.exact and f.columns, lambda f: f.columns):
         chosen = [f for f in findings if wanted(f)]
         if chosen:
             return chosen[0]
@@ -102,7 +107,8 @@ def graybox_row(row: PlannedRow, *, library: str, version: Optional[str], out: A
             pair = NeighborPair(pair.neighbor, pair.base, first.pair)
         statistic = aimed_statistic(first)
         statistic = row.statistic if isinstance(statistic, str) else statistic
-        aimed_case = dataclasses.replace(case, scenario=[pair])
+        one = dataclasses.replace(scenario, pairs=(pair,)) if hasattr(scenario, "pairs") else [pair]  # vouched as the row's
+        aimed_case = dataclasses.replace(case, scenario=one)
         row = dataclasses.replace(row, case=aimed_case, statistic=statistic)
         summary["aimed"] = {"pair": first.pair, "kind": first.kind.value, "site": first.site.to_dict(),
                             "statistic": statistic if isinstance(statistic, str) else type(statistic).__name__}
@@ -131,7 +137,8 @@ def graybox_markdown_section(records: list[dict]) -> list[str]:
              f"{pairs} ordered pairs replayed over {len(replayed)} rows (each recorded on D and replayed on D′ "
              f"with identical randomness, docs/graybox.md); {len(found)} rows with a finding. A finding is a "
              "certain falsification of the claim or of the premise its proof rests on; the row's certified audit "
-             "above was aimed at its first finding. Silence is no proof of privacy.", "",
+             "above was aimed at its first finding that implicates output columns (its pair, the statistic it "
+             "fixes). Silence is no proof of privacy.", "",
              "| entry | grid point | pairs replayed | findings | kind | call site | measured | allowed | pair "
              "| aimed audit |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in replayed:
@@ -141,7 +148,9 @@ def graybox_markdown_section(records: list[dict]) -> list[str]:
             first = next((f for f in g["findings"] if f["pair"] == g["aimed"]["pair"]
                           and f["kind"] == g["aimed"]["kind"]), first)
         verdict = r.get("verdict") or "ERROR"
-        bound = f"{verdict}, ε ≥ {format_number(r.get('epsilon_lb'), 4, '—')}" if g.get("aimed") else "—"
+        bound = f"{verdict}, ε ≥ {format_number(r.get('epsilon_lb'), 4, '—')}"
+        bound = bound if g.get("aimed") else (f"not aimed (no column implicated); the row's audit: {bound}"
+                                              if g["findings"] else "—")
         cells = [r["entry"], r["point"], str(g["replays"]) + (f" ({len(g['unreplayable'])} unreplayable)"
                                                               if g["unreplayable"] else ""), str(len(g["findings"]))]
         if first is None:
