@@ -1,12 +1,13 @@
 """``run_audit(..., graybox=True)``: the record/replay of every pair first, then the certified audit.
 
 A pair search (:class:`scenarios.SearchSpec`) is replayed on every candidate of its first round
-(:func:`audit.graybox.audit.search_pairs`).  With no finding, the audit is the one asked for (all pairs, the chosen statistic) and the
-report's ``graybox`` entry records that the replay was silent and what it did not cover.  With
-findings, the audit runs on the first finding's pair with the statistic aimed at its columns
-(:func:`audit.graybox.certify.aimed_statistic`, fixed before any draw), with the settings'
-samples and confidence; the report's ``graybox`` entry lists every finding, the first with that
-audit's certification.
+(:func:`audit.graybox.audit.search_pairs`).  With no finding, the audit is the one asked for
+(all pairs, the chosen statistic) and the report's ``graybox`` entry records that the replay was
+silent and what it did not cover.  With findings, the audit runs on the first finding that
+implicates output columns, on its pair, with the statistic aimed at its columns (:func:`audit.graybox.certify.aimed_statistic`, fixed before any draw), with the settings'
+samples and confidence; when every finding is a control-flow finding (no column implicated) the
+audit is the one asked for, over every pair, the finding's among them.  The report's ``graybox``
+entry lists every finding, the certified one first.
 """
 
 from __future__ import annotations
@@ -39,12 +40,18 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     if found.silent:
         report = run_audit(mechanism, scenario, claim=claim, settings=plain)
         return dataclasses.replace(report, graybox=found.to_dict())
-    first = found.findings[0]
-    statistic = aimed_statistic(first)
-    aimed = plain if statistic == "auto" else dataclasses.replace(plain, statistic=statistic)
-    report = run_audit(mechanism, [pair_of(first.pair, pairs)], claim=claim, settings=aimed)
+    aimable = [f for f in found.findings if f.columns]  # a finding that fixes a statistic of its columns
+    first = aimable[0] if aimable else found.findings[0]
+    if aimable:
+        statistic = aimed_statistic(first)
+        aimed = dataclasses.replace(plain, statistic=statistic)
+        report = run_audit(mechanism, [pair_of(first.pair, pairs)], claim=claim, settings=aimed)
+    else:  # control flow implicates no column: the audit asked for, over every pair (the finding's among them)
+        aimed = plain
+        report = run_audit(mechanism, scenario, claim=claim, settings=plain)
     drawn = (getattr(report, "draws", None) or {}).get("per_side", settings.samples)  # an anytime audit stops early
     certified = dataclasses.replace(first, certification=certification_of(report, drawn, settings.confidence,
                                                                            aimed.statistic))
-    found = dataclasses.replace(found, findings=(certified,) + found.findings[1:])
+    rest = tuple(f for f in found.findings if f is not first)
+    found = dataclasses.replace(found, findings=(certified,) + rest)
     return dataclasses.replace(report, graybox=found.to_dict())
