@@ -35,7 +35,7 @@ def training_pair():
 
 def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAININGS, anytime: bool = True,
                    seed: Optional[int] = None, n_jobs: int = 1, confidence: float = 0.95, progress: bool = True,
-                   **options: Any) -> AuditReport:
+                   graybox: bool = False, **options: Any) -> AuditReport:
     """Audit ``train(X, y, seed) -> model`` on the user's data against the user's claim.
 
     Parameters
@@ -45,6 +45,10 @@ def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAINING
     anytime : stop as soon as the claim is refuted (default); False spends the whole budget in the
         fixed design, which also certifies the ε(δ) curve.
     seed, n_jobs, confidence, progress : as for :func:`audit.run_audit`.
+    graybox : first record the trainer's random calls (torch, numpy, Python, Opacus) on D and
+        replay them on D′ (docs/graybox.md); a finding names its line and the audit is aimed at
+        it, the report's ``graybox`` holding the findings.  With ``view="updates"`` the audit
+        that certifies it reads the per-step updates.
     **options : the claim and the view, keywords of :class:`mechanisms.training.UserTraining`:
         ``epsilon`` and ``delta``, or ``mu`` (your claim), or ``noise_multiplier``, ``steps``,
         ``delta`` with ``sample_rate`` or ``batch_size`` and ``accountant`` (an accountant's
@@ -58,4 +62,5 @@ def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAINING
     trainings = check_int("trainings", trainings, minimum=16)
     mechanism = UserTraining(train, X, y, **options)
     return run_audit(mechanism, training_pair(), samples=trainings, anytime=bool(anytime), seed=seed,
-                     n_jobs=n_jobs, confidence=confidence, progress=progress, statistic="linear", accuracy=False)
+                     n_jobs=n_jobs, confidence=confidence, progress=progress, statistic="linear", accuracy=False,
+                     graybox=bool(graybox))

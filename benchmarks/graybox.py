@@ -13,8 +13,11 @@ Sections (each a table in ``benchmarks/results/graybox.md``, rows in ``graybox.j
 - **libraries**: diffprivlib's LinearRegression (IBM/differential-privacy-library#105),
   LogisticRegression and GaussianNB with a label set from the data, and Opacus's mean-reduction
   divisor (meta-pytorch/opacus#819), each with its control rows, timed;
-- **cost**: one pair's check against one plain execution of the mechanism (same rows; medians of
-  5 checks and 9 executions, the machine being shared);
+- **cost**: one pair's check (the whole ``check_pairs`` call) against one plain execution of the
+  mechanism at one row, at the check's rows and at the audit's chunk (medians of 5 checks and 9
+  executions, 3 at the chunk, the machine being shared);
+- **sweep**: every catalogued case of diffprivlib, OpenDP and Opacus replayed on its pairs, both
+  orders (what ``dpaudit sweep --graybox`` replays before its audits);
 - **overhead**: time per intercepted call, recorded and replayed, against the plain call.
 
 Usage::
@@ -43,6 +46,7 @@ import scenarios
 from audit.graybox import ReplayError, check_pairs
 from audit.graybox.certified import certify
 from audit.graybox.audit import pair_of
+from audit.sampling import chunk_size_for
 from scenarios.faulty_cases import FAULTY_MECHANISMS, FAULTY_TRAINERS
 from scenarios.files import read as read_scenario
 
@@ -139,6 +143,76 @@ def zoo_rows(quick: bool, seed: int) -> list[dict]:
         scenario = scenarios.counting(1, n=0)
         rows.append(_checked(name, mechanism, scenario.pairs, mechanism.claim, seed=seed, schedule=TRAINER_SAMPLES,
                              statistic=statistic))
+    return rows + user_trainer_rows(seed)
+
+
+#: Trainers written the common way (tests/mechanisms/training_zoo.py), audited by
+#: ``audit_training(..., graybox=True, view="updates")``: (name, fault in scope, cause, trainings).
+USER_TRAINERS = (
+    ("func_noise_before_clipping", True, "control flow: one noise vector per example (shape follows the batch); "
+     "certified through the per-step updates", 1000),
+    ("func_correct", None, "correct (no finding expected)", 48),
+    ("opacus_correct", None, "correct (no finding expected)", 48),
+)
+
+
+def user_trainer_rows(seed: int) -> list[dict]:
+    """The replay of a user's trainer and the per-step white-box audit aimed at its finding."""
+    from audit.training import audit_training
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "mechanisms"))
+    import training_zoo as zoo
+
+    rng = np.random.default_rng(0)  # the data of tests/mechanisms/test_training_user.py
+    X = rng.standard_normal((31, 3)).astype(np.float32)
+    Y = (X[:, 0] + 0.5 * rng.standard_normal(31) > 0).astype(np.int64)
+    claim = dict(noise_multiplier=zoo.SIGMA, steps=zoo.T, delta=1e-3, batch_size=zoo.B)
+    rows = []
+    for name, in_scope, cause, trainings in USER_TRAINERS:
+        labels = Y.astype(np.float32) if name.startswith("opacus") else Y
+        started = time.perf_counter()
+        report = audit_training(getattr(zoo, name), X, labels, view="updates", seed=seed, progress=False,
+                                graybox=True, trainings=trainings, **claim)
+        data = report.graybox
+        found = data["findings"][0] if data["findings"] else None
+        row = {"name": f"user:{name}", "in_scope": bool(in_scope), "cause": cause, "pairs_checked": len(data["checks"]),
+               "executions_per_pair": data["checks"][0]["executions"], "seconds": time.perf_counter() - started,
+               "replay_seconds": data["seconds"], "found": found is not None, "trainings": report.draws["per_side"],
+               "verdict": str(report.verdict)}
+        if found is not None:
+            site = found["site"]
+            row.update(kind=found["kind"], site=f"{Path(site['file']).name}:{site['line']} ({site['function']})",
+                       measured=found["measured"], allowed=found["allowed"], quantity=found["quantity"],
+                       message=found["message"], certification=found.get("certification") or {})
+        rows.append(row)
+    return rows
+
+
+def sweep_rows(quick: bool, seed: int) -> list[dict]:
+    """Every catalogued case of the three libraries replayed on its pairs, both orders
+    (:func:`audit.sweep.graybox.graybox_pairs`, what ``dpaudit sweep --graybox`` replays), no audit."""
+    from audit.sweep.graybox import graybox_pairs
+    from scenarios.libraries.registry import library
+
+    rows = []
+    for name in ("diffprivlib", "opendp") + (() if quick else ("opacus",)):
+        for entry in library(name).entries():
+            for case in entry.cases():
+                pairs = graybox_pairs(case.scenario, seed)
+                started = time.perf_counter()
+                checks, errors = [], []
+                for pair in pairs:
+                    try:
+                        checks += check_pairs(case.mechanism, [pair], case.claim, seed=seed + len(checks))
+                    except ReplayError as exc:
+                        errors.append(f"{pair.label}: {str(exc).splitlines()[0]}")
+                findings = [f for c in checks for f in c.findings]
+                rows.append({"library": name, "case": case.key, "known": case.known, "pairs": len(pairs),
+                             "replays": len(checks), "unreplayable": errors, "findings": len(findings),
+                             "kind": findings[0].kind.value if findings else "",
+                             "site": _site(findings[0]) if findings else "", "pair": findings[0].pair if findings else "",
+                             "executions": float(sum(c.executions for c in checks)),
+                             "seconds": time.perf_counter() - started})
     return rows
 
 
@@ -200,11 +274,31 @@ def _plain_seconds(mechanism: Any, data: Any, rows: int, repeats: int = 5) -> fl
     return float(np.median(times))
 
 
+#: The audit's chunk for a release of k values is ``chunk_size_for(k)`` draws (about 2²⁰ values);
+#: a training or a model fit is audited with far fewer draws per side than that, so its chunk is
+#: the draws its audit makes (300 trainings; a sweep row's budget of model fits).
+CHUNK_CAP = {"Opacus training (4 runs)": 300, "diffprivlib GaussianNB": 1000}
+
+
+class _Trivial:
+    """The cheapest mechanism a check can meet: one Gaussian draw per row added to the count.  Its
+    check's time is the fixed cost of a check (patches, tape, footprint fit, comparisons)."""
+
+    def __init__(self) -> None:
+        from mechanisms.claims import GaussianDP
+
+        self.claim = GaussianDP(1.0)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        return (float(np.asarray(data).shape[0]) + rng.normal(size=size)).reshape(size, 1)
+
+
 def cost_rows(quick: bool, seed: int) -> list[dict]:
     from mechanisms import GaussianMechanism, LaplaceMechanism
     from mechanisms.correlated import CorrelatedGaussianMechanism
 
-    cases = [("Laplace d=4", LaplaceMechanism(1.0, d=4), scenarios.counting(4)),
+    cases = [("floor: one normal draw, d=1", _Trivial(), scenarios.counting(1)),
+             ("Laplace d=4", LaplaceMechanism(1.0, d=4), scenarios.counting(4)),
              ("Gaussian d=4", GaussianMechanism(1.0, 1e-5, d=4), scenarios.counting(4)),
              ("correlated Gaussian d=100", CorrelatedGaussianMechanism(1.0, 100), scenarios.counting(100))]
     if not quick:
@@ -219,13 +313,21 @@ def cost_rows(quick: bool, seed: int) -> list[dict]:
         pair = scenario.pairs[0]
         check_pairs(mechanism, [pair], mechanism.claim if hasattr(mechanism, "claim") else None,
                     seed=seed, both_orders=False)  # warm-up (imports, first-use draws)
-        checks = [check_pairs(mechanism, [pair], getattr(mechanism, "claim", None), seed=seed, both_orders=False)[0]
-                  for _ in range(5)]
-        check = checks[0]
-        seconds = float(np.median([c.seconds for c in checks]))
+        walls = []
+        for _ in range(5):  # the whole call: installing the patches and the BLAS limit included
+            started = time.perf_counter()
+            check = check_pairs(mechanism, [pair], getattr(mechanism, "claim", None), seed=seed, both_orders=False)[0]
+            walls.append(time.perf_counter() - started)
+        seconds = float(np.median(walls))
+        one = _plain_seconds(mechanism, pair.base, 1, repeats=9)
         plain = _plain_seconds(mechanism, pair.base, check.rows, repeats=9)
+        width = np.asarray(mechanism(pair.base, 1, np.random.default_rng(0))).reshape(1, -1).shape[1]
+        chunk = min(chunk_size_for(width), CHUNK_CAP.get(name, chunk_size_for(width)))
+        at_chunk = _plain_seconds(mechanism, pair.base, chunk, repeats=3)
         rows.append({"mechanism": name, "rows": check.rows, "plain_seconds": plain, "check_seconds": seconds,
-                     "executions": check.executions, "ratio": seconds / plain})
+                     "executions": check.executions, "ratio": seconds / plain, "one_seconds": one,
+                     "ratio_one": seconds / one, "chunk": chunk, "chunk_seconds": at_chunk,
+                     "ratio_chunk": seconds / at_chunk})
     return rows
 
 
@@ -297,11 +399,31 @@ def markdown(result: dict) -> str:
     for r in result["libraries"]:
         lines.append(f"| {r['library']} | {r['case']} | {r['known'] or '—'} | {r['pair']} "
                      f"| {r['kind'] or 'none'} | {r['site']} | {r['seconds']:.2f} |")
+    if result.get("sweep"):
+        rows = result["sweep"]
+        lines += ["", "## Sweep replays: every catalogued case of the three libraries", "",
+                  f"{sum(r['replays'] for r in rows)} ordered pairs replayed over {len(rows)} cases "
+                  f"({sum(len(r['unreplayable']) for r in rows)} not replayable) in "
+                  f"{sum(r['seconds'] for r in rows):.1f} s; the cases with a finding or an unreplayable pair:", "",
+                  "| library | case | known issue | pairs replayed | findings | first finding | call site | pair "
+                  "| seconds |", "|---|---|---|---|---|---|---|---|---|"]
+        for name in dict.fromkeys(r["library"] for r in rows):
+            mine = [r for r in rows if r["library"] == name]
+            lines.append(f"| {name} | all {len(mine)} cases | | {sum(r['replays'] for r in mine)} "
+                         f"| {sum(r['findings'] for r in mine)} | | | | {sum(r['seconds'] for r in mine):.1f} |")
+            for r in mine:
+                if r["findings"] or r["unreplayable"]:
+                    first = r["kind"] or ("not replayable: " + r["unreplayable"][0][:100]).replace("|", "/")
+                    lines.append(f"| {name} | {r['case']} | {r['known'] or '—'} | {r['replays']} | {r['findings']} "
+                                 f"| {first} | {r['site']} | {r['pair']} | {r['seconds']:.2f} |")
     lines += ["", "## Cost of one pair's check against one plain execution", "",
-              "| mechanism | rows | plain execution (s) | check (s) | executions | ratio |", "|---|---|---|---|---|---|"]
+              "| mechanism | rows | check (s) | executions | execution at size 1 (s) | ratio | execution at the "
+              "check's rows (s) | ratio | audit chunk (draws) | execution at the chunk (s) | ratio |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["cost"]:
-        lines.append(f"| {r['mechanism']} | {r['rows']} | {r['plain_seconds']:.4g} | {r['check_seconds']:.4g} "
-                     f"| {r['executions']:.3g} | {r['ratio']:.2f} |")
+        lines.append(f"| {r['mechanism']} | {r['rows']} | {r['check_seconds']:.4g} | {r['executions']:.3g} "
+                     f"| {r['one_seconds']:.4g} | {r['ratio_one']:.2f} | {r['plain_seconds']:.4g} | {r['ratio']:.2f} "
+                     f"| {r['chunk']} | {r['chunk_seconds']:.4g} | {r['ratio_chunk']:.3g} |")
     lines += ["", "## Interception overhead per random call", "",
               "| source | calls | plain µs/call | recorded µs/call | replayed µs/call | overhead recorded | overhead replayed |",
               "|---|---|---|---|---|---|---|"]
@@ -323,6 +445,7 @@ def main(argv=None) -> int:
     for section, build in (("zoo", lambda: zoo_rows(args.quick, args.seed)),
                            ("suite", lambda: suite_rows(args.quick, args.seed)),
                            ("libraries", lambda: library_rows(args.quick, args.seed)),
+                           ("sweep", lambda: sweep_rows(args.quick, args.seed)),
                            ("cost", lambda: cost_rows(args.quick, args.seed)),
                            ("overhead", lambda: overhead_rows(args.quick))):
         started = time.perf_counter()

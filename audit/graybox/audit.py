@@ -19,8 +19,10 @@ from typing import Any, Iterable, Iterator, Optional
 import numpy as np
 
 from scenarios.scenario import NeighborPair
+from scenarios.search import SearchSpec, is_valid, random_candidates, structured_candidates
 
 from ..render.graybox import graybox_lines
+from ..sampling import single_threaded_blas
 
 from .checks import SPARE_ROWS, Footprint, control_flow, library_sensitivity, one_sided, output_checks
 from .execute import LAMBDA, check_reproduced, execute
@@ -29,7 +31,7 @@ from .findings import Finding, FindingKind, PairCheck, ReplayError
 from .intercept import holding
 from .trace import CallSite
 
-__all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
+__all__ = ["check_pair", "check_pairs", "check_case", "pair_of", "search_pairs", "SEARCH_RANDOM", "GrayboxReport", "MAX_ROWS", "DEFAULT_ROWS", "ReplayError"]
 
 #: Output rows asked of the mechanism per execution (a loop-based mechanism pays per row).
 DEFAULT_ROWS = 4
@@ -50,7 +52,9 @@ def check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label: 
     draws an identifier once, a cache filled on first use) fails the reproduction check once; the
     check is then made again from a new record, and fails for good only if it fails again.
     """
-    with holding():  # the patches stay installed over the pair's executions
+    with holding(), single_threaded_blas():  # the patches stay installed over the pair's executions; one
+        # BLAS thread, as in the audit's chunks (the mechanism's values then match the audit's, and a
+        # footprint fit on a busy 2-core machine was measured 100x slower with two threads)
         try:
             return _check_pair(mechanism, base, neighbour, claim, label=label, seed=seed, rows=rows)
         except ReplayError as first:
@@ -205,6 +209,28 @@ def _labelled(pairs: Iterable[Any]) -> Iterator[tuple[str, Any, Any]]:
         yield getattr(pair, "label", None) or f"pair {number}", base, neighbour
 
 
+#: Random candidates of a pair search's domain replayed on top of its structured ones.
+SEARCH_RANDOM = 32
+
+
+def search_pairs(spec: SearchSpec, seed: int, count: int = SEARCH_RANDOM) -> list[NeighborPair]:
+    """The pairs a replay checks for a pair search (:class:`scenarios.SearchSpec`): the search's
+    structured candidates and ``count`` random ones of its domain (:mod:`scenarios.search`), each
+    a neighbour pair of the domain, without repeats.  Replays are cheap, so every candidate is
+    replayed rather than the few a black-box search keeps."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x6B0C5]))
+    candidates = structured_candidates(spec, rng) + random_candidates(spec, rng, count)
+    pairs, seen = [], set()
+    for number, candidate in enumerate(candidates):
+        if candidate.key in seen or not is_valid(spec, candidate):
+            continue
+        seen.add(candidate.key)
+        pairs.append(NeighborPair(np.asarray(candidate.base, dtype=np.float64),
+                                  np.asarray(candidate.neighbor, dtype=np.float64),
+                                  f"search {candidate.kind} {number}"))
+    return pairs
+
+
 def pair_of(label: str, scenario: Any) -> Any:
     """The ``NeighborPair`` a finding's pair label names (``"... (reversed)"``: the other order)."""
     for name, base, neighbour in _labelled(getattr(scenario, "pairs", scenario)):
@@ -222,14 +248,15 @@ def check_pairs(mechanism: Any, pairs: Iterable[Any], claim: Optional[Any] = Non
     The entry point for a caller with its own pairs (a sweep's neighbour families, a pair search).
     """
     claim = claim if claim is not None else mechanism.claim
-    checks = []
-    for label, base, neighbour in _labelled(pairs):
-        orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
-        for a, b, name in orders:
-            check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
-            checks.append(check)
-            if stop_at_first and check.findings:
-                return checks
+    checks: list[PairCheck] = []
+    with holding(), single_threaded_blas():  # the patches and the BLAS limit are set once for all the pairs
+        for label, base, neighbour in _labelled(pairs):
+            orders = [(base, neighbour, label)] + ([(neighbour, base, f"{label} (reversed)")] if both_orders else [])
+            for a, b, name in orders:
+                check = check_pair(mechanism, a, b, claim, label=name, seed=seed + 7919 * len(checks))
+                checks.append(check)
+                if stop_at_first and check.findings:
+                    return checks
     return checks
 
 

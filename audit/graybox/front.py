@@ -1,11 +1,13 @@
 """``run_audit(..., graybox=True)``: the record/replay of every pair first, then the certified audit.
 
-With no finding, the audit is the one asked for (all pairs, the chosen statistic) and the
-report's ``graybox`` entry records that the replay was silent and what it did not cover.  With
-findings, the audit runs on the first finding's pair with the statistic aimed at its columns
-(:func:`audit.graybox.certify.aimed_statistic`, fixed before any draw), with the settings'
-samples and confidence; the report's ``graybox`` entry lists every finding, the first with that
-audit's certification.
+A pair search (:class:`scenarios.SearchSpec`) is replayed on every candidate of its first round
+(:func:`audit.graybox.audit.search_pairs`).  With no finding, the audit is the one asked for
+(all pairs, the chosen statistic) and the report's ``graybox`` entry records that the replay was
+silent and what it did not cover.  With findings, the audit runs on the first finding that
+implicates output columns, on its pair, with the statistic aimed at its columns (:func:`audit.graybox.certify.aimed_statistic`, fixed before any draw), with the settings'
+samples and confidence; when every finding is a control-flow finding (no column implicated) the
+audit is the one asked for, over every pair, the finding's among them.  The report's ``graybox``
+entry lists every finding, the certified one first.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any, Callable
 
 import time
 
-from .audit import GrayboxReport, check_pairs, pair_of
+from scenarios.search import SearchSpec
+
+from .audit import GrayboxReport, check_pairs, pair_of, search_pairs
 from .execute import mechanism_name
 from .certify import aimed_statistic, certification_of
 
@@ -26,7 +30,9 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     """Gray-box check of ``scenario``'s pairs, then ``run_audit`` aimed at the first finding (or as asked)."""
     plain = dataclasses.replace(settings, graybox=False)
     started = time.perf_counter()
-    checks = check_pairs(mechanism, getattr(scenario, "pairs", scenario), claim, seed=settings.seed or 0)
+    pairs = search_pairs(scenario, settings.seed or 0) if isinstance(scenario, SearchSpec) else \
+        getattr(scenario, "pairs", scenario)  # a pair search: every candidate is replayed
+    checks = check_pairs(mechanism, pairs, claim, seed=settings.seed or 0)
     notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
     found = GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks),
                           tuple(f for check in checks for f in check.findings), time.perf_counter() - started,
@@ -34,11 +40,18 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     if found.silent:
         report = run_audit(mechanism, scenario, claim=claim, settings=plain)
         return dataclasses.replace(report, graybox=found.to_dict())
-    first = found.findings[0]
-    statistic = aimed_statistic(first)
-    aimed = plain if statistic == "auto" else dataclasses.replace(plain, statistic=statistic)
-    report = run_audit(mechanism, [pair_of(first.pair, scenario)], claim=claim, settings=aimed)
-    certified = dataclasses.replace(first, certification=certification_of(report, settings.samples,
-                                                                           settings.confidence, statistic))
-    found = dataclasses.replace(found, findings=(certified,) + found.findings[1:])
+    aimable = [f for f in found.findings if f.columns]  # a finding that fixes a statistic of its columns
+    first = aimable[0] if aimable else found.findings[0]
+    if aimable:
+        statistic = aimed_statistic(first)
+        aimed = dataclasses.replace(plain, statistic=statistic)
+        report = run_audit(mechanism, [pair_of(first.pair, pairs)], claim=claim, settings=aimed)
+    else:  # control flow implicates no column: the audit asked for, over every pair (the finding's among them)
+        aimed = plain
+        report = run_audit(mechanism, scenario, claim=claim, settings=plain)
+    drawn = (getattr(report, "draws", None) or {}).get("per_side", settings.samples)  # an anytime audit stops early
+    certified = dataclasses.replace(first, certification=certification_of(report, drawn, settings.confidence,
+                                                                           aimed.statistic))
+    rest = tuple(f for f in found.findings if f is not first)
+    found = dataclasses.replace(found, findings=(certified,) + rest)
     return dataclasses.replace(report, graybox=found.to_dict())

@@ -93,6 +93,9 @@ def add_sweep_parser(commands, parser_class, debug_help: str) -> argparse.Argume
     sweep.add_argument("--samples", type=option_type("samples"), help="draws per pair and side for every row "
                        "(overrides the budget)")
     sweep.add_argument("--statistic", metavar="NAME", help="test statistic of every row (default: each row's own)")
+    sweep.add_argument("--graybox", action="store_true",
+                       help="record and replay each row's pairs first (docs/graybox.md): findings with file:line "
+                            "in sweep.md and sweep.json, and the row's audit aimed at the first finding")
     sweep.add_argument("--no-repro", action="store_true", help="do not write reproduction scripts")
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.add_argument("--format", choices=("table", "json"), default="table",
@@ -123,7 +126,8 @@ def _forwarded(args: argparse.Namespace, *, confidence: bool) -> list[str]:
     for flag, value in (("--scheduler", args.scheduler), ("--samples", args.samples), ("--statistic", args.statistic)):
         words += [flag, str(value)] if value is not None else []
     words += ["--entries", *args.entries] if args.entries else []
-    words += [flag for flag, on in (("--resume", args.resume), ("--no-repro", args.no_repro)) if on]
+    words += [flag for flag, on in (("--resume", args.resume), ("--no-repro", args.no_repro),
+                                    ("--graybox", getattr(args, "graybox", False))) if on]
     return words
 
 
@@ -164,7 +168,8 @@ def sweep_command(args: argparse.Namespace) -> int:
         document = run_sweep(args.library, budget=args.budget, out=args.out, n_jobs=args.jobs, backend=args.backend,
                              scheduler=args.scheduler, resume=args.resume, confidence=args.confidence, seed=args.seed,
                              entries=args.entries, samples=args.samples, statistic=args.statistic,
-                             progress=not args.no_progress, repro=not args.no_repro)
+                             progress=not args.no_progress, repro=not args.no_repro,
+                             graybox=getattr(args, "graybox", False))
     except SweepInterrupted as exc:
         print(exc, file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -41,6 +41,7 @@ from ..checkpoint import write_atomic
 from ..settings import AuditSettings
 from ..executor import quiet_abandoned_tasks
 from ..version import __version__
+from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
 from .rows import audit_row, row_fingerprint, save_row
@@ -218,7 +219,10 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
-    record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
+    if lib_info.get("graybox"):  # record/replay the row's pairs first, the audit aimed at a finding
+        record = graybox_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
+    else:
+        record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
     if record.get("verdict") == "VIOLATED" and lib_info["repro"]:
         try:
             record["repro"] = _repro(row, record, lib_info)
@@ -262,7 +266,7 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
               backend: str = "loky", scheduler: Optional[str] = None, resume: bool = False,
               confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED, entries: Optional[Sequence[str]] = None,
               samples: Optional[int] = None, statistic: Any = None, progress: bool = True,
-              repro: bool = True, date: Optional[str] = None) -> dict:
+              repro: bool = True, date: Optional[str] = None, graybox: bool = False) -> dict:
     """Audit every catalogue row of ``library`` and write the sweep report to ``out``.
 
     Parameters
@@ -296,6 +300,9 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
         Write a reproduction script for each VIOLATED row.
     date : str, optional
         The date recorded in the report (default: today, ISO format).
+    graybox : bool
+        Record and replay each row's pairs first and aim the row's audit at the first finding
+        (:mod:`audit.sweep.graybox`); the findings go to ``sweep.md`` and the row records.
 
     Returns
     -------
@@ -323,21 +330,21 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     (out / "rows").mkdir(parents=True, exist_ok=True)
     date = date or datetime.date.today().isoformat()
     lib_info = {"name": lib.name, "version": version, "header": lib.script_header, "helpers": lib.helpers,
-                "seeded": lib.seeded, "repro": repro, "date": date}
+                "seeded": lib.seeded, "repro": repro, "date": date, "graybox": bool(graybox)}
 
     records: dict[str, dict] = {}
     for row in rows:
         path = out / "rows" / f"{row.slug}.json"
         if resume and path.is_file():
             saved = json.loads(path.read_text())
-            if saved.get("fingerprint") == row_fingerprint(row, version):
+            if saved.get("fingerprint") == row_fingerprint(row, version) and bool(saved.get("graybox")) == graybox:
                 records[row.slug] = saved
     todo = [row for row in rows if row.slug not in records]
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",
                disable=not progress)
     by_slug = {row.slug: row for row in rows}
     settings = {"budget": budget, "samples": samples, "statistic": statistic, "confidence": confidence, "seed": seed,
-                "entries": entries, "date": date}
+                "entries": entries, "date": date, "graybox": bool(graybox)}
     try:
         for record in _stream(todo, lib_info, out, n_jobs, backend, scheduler):
             row = by_slug[record["slug"]]
@@ -385,6 +392,7 @@ def _document(lib: Any, version: Optional[str], catalogue: tuple, coverage: Any,
         "entries": [{"name": e.name, "api": list(e.api), "kind": e.kind, "claim": e.claim_text,
                      "relation": e.relation.value, "grid_points": len(e.grid)} for e in catalogue],
         "rows": done + absent,
+        "graybox": settings.get("graybox", False),
     }
 
 

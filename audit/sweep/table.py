@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..render.text import format_number
+from .graybox import graybox_markdown_section
 
 __all__ = ["sweep_markdown", "row_cells", "COLUMNS", "ABSENT"]
 
@@ -89,6 +90,7 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
         f"column). `{ABSENT}`: the installed release lacks the entry or the parameter (not planned, no error).", "",
     ]
     lines += _table(records)
+    lines += graybox_markdown_section(records)
     lines += ["", "## Coverage of the public API", ""]
     lines += ["| public name | audited by | or left out because |", "|---|---|---|"]
     for name in coverage["public"]:

@@ -207,3 +207,17 @@ def test_a_column_fixed_on_d_that_often_moves_on_d_prime_is_unnoised(rate, found
     assert bool(findings) is found
     if found:
         assert findings[0].columns == (0,) and findings[0].detail["constant_rows"] == 256
+
+
+def test_the_afforded_mu_is_the_same_whether_bisected_or_cached():
+    """For an (ε, δ) claim the afforded μ solves δ_μ(ε) = δ (Balle & Wang 2018, Thm 8): checked
+    against mechanisms.gdp's profile at that μ, then again from the cache, and for another δ."""
+    from audit.graybox import privacy
+    from mechanisms.claims import ApproxDP
+    from mechanisms.gdp import gdp_delta
+
+    for delta in (1e-5, 1e-3):
+        claim = ApproxDP(1.0, delta)
+        _, first, _ = privacy.gaussian_allowance(0.1, claim)
+        _, again, _ = privacy.gaussian_allowance(0.1, claim)
+        assert first == again and gdp_delta(1.0, first) == pytest.approx(delta, rel=1e-6)
