@@ -386,18 +386,23 @@ def _widest_of_the_best(bests: list[tuple], selection: list[PairCounts]) -> tupl
     return max(tied, key=lambda t: (t[0], t[1][0]))[1]
 
 
-def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int) -> Optional[Slot]:
+def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
+                        alternates: Optional[set[int]] = None) -> Optional[Slot]:
     """The first headline slot whose event, chosen on ``selection`` at the budget favouring it
     (:meth:`Budget.favouring`), would refute the claim with ``n_certify`` certification draws per
-    side, its counts predicted as pessimistically as for choosing (:func:`_predicted`); None if
-    none would.  Decides *choosing early* (:mod:`audit.allocation`) from selection draws alone."""
+    side, its counts predicted as pessimistically as for choosing (:func:`_predicted`, with the
+    alternate lanes' margin as in :func:`select_events`); None if none would.  Decides *choosing
+    early* (:mod:`audit.allocation`) from selection draws alone."""
     for slot in budget.headline_slots:
         claimed = slot.allowed_by(claim)
         if claimed is None or not np.isfinite(claimed):
             continue
-        event, = select_events(selection, claim, budget.favouring(slot), n_certify, curves=False, slots=(slot,))
+        event, = select_events(selection, claim, budget.favouring(slot), n_certify, curves=False, slots=(slot,),
+                               alternates=alternates)
         count_a, count_b = (tail[event.orientation, event.index - 1] for tail in selection[event.pair].tails())
-        count_a, count_b = _predicted(np.array([count_a]), np.array([count_b]), selection[event.pair].n, n_certify)
+        sds = ALTERNATE_SDS if alternates and event.pair in alternates else WINNERS_CURSE_SDS
+        count_a, count_b = _predicted(np.array([count_a]), np.array([count_b]), selection[event.pair].n, n_certify,
+                                      sds)
         if JointTest(slot, int(count_a[0]), int(count_b[0]), n_certify,
                      JOINT_FACTOR * event.level).rejects(claimed):
             return slot

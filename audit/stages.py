@@ -175,7 +175,7 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
         certification_ends = allocation.certification_ends
         if look == 0 and allocation.early_choice:  # decided on selection draws, before any certification
             selection, certification_ends, budget = _choose_early(run, segments[Phase.SELECTION], selection,
-                                                                  allocation, budget, claim, bar)
+                                                                  allocation, budget, claim, bar, lanes.alternates)
         if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
             silent = [all(looks_silent(selection[v], claim) for v in lanes.index[p]) for p in range(pairs)]
@@ -242,12 +242,13 @@ class _Lanes:
                 for c in certified]
 
 
-def _choose_early(run, segments, first, allocation, budget, claim, bar) -> tuple[list, tuple, Budget]:
+def _choose_early(run, segments, first, allocation, budget, claim, bar, alternates=None) -> tuple[list, tuple, Budget]:
     """Choosing early (:mod:`audit.allocation`) after the first selection segment ``first``: if its
     events predict a refutation, the rest of the selection draws certify instead, at a budget
-    favouring the refuting slot; otherwise the rest is drawn.  Returns the selection counts, the
+    favouring the refuting slot; otherwise the rest is drawn.  ``alternates``: the entries of
+    alternate lanes, discounted as in the final choice.  Returns the selection counts, the
     certification ends and the budget."""
-    slot = predicted_to_refute(first, claim, budget, allocation.early_certification)
+    slot = predicted_to_refute(first, claim, budget, allocation.early_certification, alternates)
     if slot is None:
         return run.histograms(Phase.SELECTION, segments, 1), allocation.certification_ends, budget
     bar.total -= 2 * len(segments) * len(segments[0][1])  # the rest of the selection is never drawn

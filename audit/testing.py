@@ -140,7 +140,9 @@ def assert_no_graybox_finding(mechanism: Any, scenario: Any = None, *, claim: An
                               seed: int = DEFAULT_SEED) -> Any:
     """Record/replay every pair of ``scenario`` (:func:`audit.graybox.check_pairs`, both orders) and
     fail if any finding is made: a check for CI that draws nothing at random beyond the record, so
-    it is deterministic and has no false-alarm probability (a finding is exact: docs/graybox.md).
+    it is deterministic. A control-flow finding is not a falsification by itself: a correct sampler
+    whose number of random calls depends on the data (rejection sampling, permute-and-flip) fails
+    this check too, and wants the certified audit instead (docs/graybox.md).
 
     ``scenario`` and ``claim`` default as in :func:`assert_claim`.  Returns the pair checks.
     """

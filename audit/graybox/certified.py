@@ -56,7 +56,11 @@ def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None,
     both_orders : bool
         Check (D′, D) too.
     max_certified : int
-        Findings certified, the first ones found (one per pair and kind).
+        Findings certified, the first ones found (one per pair and kind).  Their audits share
+        ``1 − confidence`` by Bonferroni: each runs at ``1 − (1 − confidence)/k`` for the ``k``
+        findings certified, a number fixed by the replays (independent of every audit draw) before
+        any audit draws, so the chance that a correct mechanism gets any VIOLATED line is at most
+        ``1 − confidence``.
     """
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
@@ -70,6 +74,9 @@ def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None,
     checks = check_pairs(mechanism, pairs, claim, seed=int(seed), both_orders=both_orders)
     findings: list[Finding] = []
     certified = set()
+    keys = dict.fromkeys((f.pair, f.kind) for check in checks for f in check.findings)
+    shares = max(1, min(max_certified, len(keys))) if certify_findings else 1
+    each = 1.0 - (1.0 - confidence) / shares  # Bonferroni over the certified findings
     for check in checks:
         for finding in check.findings:
             key = (finding.pair, finding.kind)
@@ -78,7 +85,7 @@ def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None,
                     pair = pair_of(finding.pair, pairs)
                     finding = replace(finding, certification=certify(
                         finding, mechanism, pair, claim, samples=samples, seed=int(seed) + len(certified),
-                        confidence=confidence, statistic=statistic))
+                        confidence=each, statistic=statistic))
                 except (ValueError, TypeError) as exc:
                     finding = replace(finding, detail={**finding.detail, "certification_error": str(exc)})
                 certified.add(key)

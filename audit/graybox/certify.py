@@ -77,7 +77,7 @@ def certification_of(report: Any, samples: Any, confidence: float, statistic: An
                  f"δ ≥ {report.delta_lower_bound:.3g} at ε = {report.reference_epsilon:g}"
                  if report.delta_lower_bound > 0 else None,
                  f"μ ≥ {report.mu_lower_bound:.4g}" if report.mu_lower_bound > 0 else None]
-        statement = (f"VIOLATED, certified at {confidence:g}: " + ", ".join(p for p in parts if p)
+        statement = (f"VIOLATED, certified at {confidence:.4g}: " + ", ".join(p for p in parts if p)
                      + f" ({samples} draws per side, statistic {name})")
     else:
         statement = (f"no end-to-end bound certified with {samples} draws per side (statistic {name}): "

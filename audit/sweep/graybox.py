@@ -135,10 +135,12 @@ def graybox_markdown_section(records: list[dict]) -> list[str]:
     found = [r for r in replayed if r["graybox"]["findings"]]
     lines = ["", "## Gray-box replays", "",
              f"{pairs} ordered pairs replayed over {len(replayed)} rows (each recorded on D and replayed on D′ "
-             f"with identical randomness, docs/graybox.md); {len(found)} rows with a finding. A finding is a "
-             "certain falsification of the claim or of the premise its proof rests on; the row's certified audit "
-             "above was aimed at its first finding that implicates output columns (its pair, the statistic it "
-             "fixes). Silence is no proof of privacy.", "",
+             f"with identical randomness, docs/graybox.md); {len(found)} rows with a finding. A finding marked "
+             "exact is a certain falsification of the claim; the others locate where the proof's premise may "
+             "fail (a calibration or label set read from the data, a number of random calls that depends on "
+             "the data, which a correct rejection or permutation sampler also shows), and the row's certified "
+             "audit settles them. That audit was aimed at the row's first finding that implicates output "
+             "columns (its pair, the statistic it fixes). Silence is no proof of privacy.", "",
              "| entry | grid point | pairs replayed | findings | kind | call site | measured | allowed | pair "
              "| aimed audit |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in replayed:

@@ -144,6 +144,11 @@ class UserTraining:
         object.__setattr__(self, "_canary_row", self._canary_row(x, y))
 
     # -- the claim ---------------------------------------------------------------------------------
+    def _iterates_note(self) -> str:
+        """The white-box view releases every iterate, so your claim is audited as a bound on all of
+        them (an accountant's is one by construction); a last-iterate analysis is not audited so."""
+        return ", read as a bound on every iterate" if self.view == "updates" else ""
+
     def _build_claim(self, n: int):
         own = self.epsilon is not None or self.mu is not None
         accounted = self.noise_multiplier is not None or self.steps is not None
@@ -153,13 +158,14 @@ class UserTraining:
                              f"got epsilon={self.epsilon!r}, mu={self.mu!r}, noise_multiplier={self.noise_multiplier!r}, "
                              f"steps={self.steps!r}")
         if self.mu is not None:
-            object.__setattr__(self, "_claim_text", f"yours, {check_finite_positive('mu', self.mu):g}-GDP")
+            object.__setattr__(self, "_claim_text", f"yours, {check_finite_positive('mu', self.mu):g}-GDP"
+                               + self._iterates_note())
             return GaussianDP(self.mu, Relation.ADD_REMOVE)
         if self.epsilon is not None:
             if self.delta is None:
                 raise ValueError(f"your claim `epsilon`={self.epsilon!r} needs its `delta`, got None")
             claim = ApproxDP(self.epsilon, self.delta, Relation.ADD_REMOVE)
-            object.__setattr__(self, "_claim_text", f"yours, {claim.label}")
+            object.__setattr__(self, "_claim_text", f"yours, {claim.label}" + self._iterates_note())
             return claim
         if self.noise_multiplier is None or self.steps is None or self.delta is None:
             raise ValueError(f"an accountant's claim needs `noise_multiplier`, `steps` and `delta`, got "

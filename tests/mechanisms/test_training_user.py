@@ -254,6 +254,8 @@ def test_claims_are_labelled_as_whose_they_are():
     mine = UserTraining(zoo.opacus_correct, X, Y, epsilon=2.0, delta=1e-5)
     assert mine.claim.epsilon == 2.0 and "claim: yours, (2, 1e-05)-DP" in mine.name
     assert "claim: yours, 0.5-GDP" in UserTraining(zoo.opacus_correct, X, Y, mu=0.5).name
+    iterates = UserTraining(zoo.opacus_correct, X, Y, mu=0.5, view="updates").name  # white box: every iterate
+    assert "claim: yours, 0.5-GDP, read as a bound on every iterate" in iterates
     derived = UserTraining(zoo.opacus_correct, X, Y, **CLAIM)
     assert derived.sample_rate_used == 0.5 and "q = 1/⌈31/16⌉" in derived.name and "Opacus RDP" in derived.name
     given = UserTraining(zoo.opacus_correct, X, Y, noise_multiplier=2.0, steps=4, delta=1e-3, sample_rate=0.3,

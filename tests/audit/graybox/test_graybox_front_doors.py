@@ -91,6 +91,18 @@ def test_graybox_audit_certifies_each_finding_it_reports():
     assert "laplace.py" in report.summary()
 
 
+def test_graybox_audits_of_several_findings_share_the_confidence_by_bonferroni():
+    """k certified findings each run at 1 − (1 − C)/k, so a correct mechanism's report shows any
+    VIOLATED line with probability at most 1 − C. Its assertions are on levels and counts fixed by
+    the replay, not on the audits' draws."""
+    report = graybox_audit(PerQueryLaplaceMechanism(0.5, d=4), counting(4), seed=3, samples=2_000, max_certified=3,
+                           confidence=0.9)
+    certified = [f.certification for f in report.findings if f.certification is not None]
+    keys = {(f.pair, f.kind) for f in report.findings}
+    assert len(certified) == min(3, len(keys)) >= 1
+    assert all(c.confidence == pytest.approx(1 - 0.1 / len(certified)) for c in certified)
+
+
 @pytest.mark.statistical
 def test_cli_graybox_shows_findings_in_every_report_form(tmp_path, capsys):
     path = tmp_path / "faulty.toml"
