@@ -229,8 +229,11 @@ def test_auto_keeps_the_classical_gaussians_tail_events_at_a_million_draws():
     # event is {output ≥ 6.25} (neighbour 0.22, base 5·10⁻⁵); the neighbour's one-sided end run
     # {output ≥ 6.40} alone certifies only ε ≈ 6.5 (its neighbour share 0.106 is barely above δ).
     # "auto" must reach 0.97 of the linear statistic's bound on the same seed (the auto-choice
-    # benchmark's target): at this budget both certify the threshold event on ≈ 1.2·10⁶ draws a side,
-    # whose ε bound moves by ≈ 0.05 a standard deviation, so 3% (0.22) is over 4 standard deviations.
+    # benchmark's target).  Both certify a threshold event near the optimum on ≈ 1.2·10⁶ draws a
+    # side; measured on six seeds (this one and 1–5), auto − linear was +0.05 on average with a
+    # standard deviation of 0.09, so the tolerance 3% ≈ 0.22 lies 3 standard deviations below the
+    # mean.  With the end run's neighbouring fine bin split off on one base draw, this seed gave
+    # 7.075 against linear's 7.433 (0.952).
     import warnings
 
     from audit.testing import DEFAULT_SEED, _run
