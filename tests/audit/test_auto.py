@@ -4,6 +4,7 @@ the rare one-sided violation the default settings must refute."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from audit import Verdict, run_audit
 from audit.scoring import Separation, UsageInterval
 from audit.statistics import TrainingData, TrainingPlan
+from audit.statistics.adaptive import split_fine_bins
 from audit.statistics import auto as auto_module
 from audit.statistics.auto import fit_auto
 from audit.statistics.base import Statistic
@@ -19,7 +21,8 @@ from audit.statistics.lanes import Lanes
 from audit.statistics.linear import LinearStatistic
 from audit.statistics.classifier import fit_classifier, predicted_seconds, require_sklearn
 from audit.statistics.features import fit_feature_map
-from mechanisms import GaussianDP, PureDP
+from audit.testing import DEFAULT_SEED, _run
+from mechanisms import GaussianDP, GaussianMechanism, PureDP
 from scenarios.faulty_cases import FAULTY_MECHANISMS
 
 SEED = 20261128
@@ -214,8 +217,6 @@ def test_one_draw_where_its_share_predicts_none_does_not_split_a_bin():
     # above its critical value ≈ 19 for 601 cut positions, but Fisher's exact p-value is ≈ 0.003,
     # far above 0.05/601: the fine bin is not a bin of its own (it would score near 0 between
     # two bins of ratio ≈ 1,200 and more, and turn the tie-breaker of the bin below it the wrong way).
-    from audit.statistics.adaptive import split_fine_bins
-
     base = np.concatenate([np.where(np.arange(600) % 43 == 0, 1, 0), [1, 0]])
     neighbour = np.concatenate([np.full(600, 28), [3, 848]])
     groups = split_fine_bins(base, neighbour, one_sided=True)
@@ -234,11 +235,6 @@ def test_auto_keeps_the_classical_gaussians_tail_events_at_a_million_draws():
     # standard deviation of 0.09, so the tolerance 3% ≈ 0.22 lies 3 standard deviations below the
     # mean.  With the end run's neighbouring fine bin split off on one base draw, this seed gave
     # 7.075 against linear's 7.433 (0.952).
-    import warnings
-
-    from audit.testing import DEFAULT_SEED, _run
-    from mechanisms import GaussianMechanism
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the classical calibration's own warning at ε ≥ 1
         mechanism = GaussianMechanism(7.0, 0.1, calibration="classical")
