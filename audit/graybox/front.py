@@ -53,5 +53,7 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     certified = dataclasses.replace(first, certification=certification_of(report, drawn, settings.confidence,
                                                                            aimed.statistic))
     rest = tuple(f for f in found.findings if f is not first)
-    found = dataclasses.replace(found, findings=(certified,) + rest)
+    scope = ((f"the certified audit was aimed at the finding's pair {first.pair!r} only: its verdict and bounds "
+              "cover that pair, not every pair of the scenario",) if aimable else ())
+    found = dataclasses.replace(found, findings=(certified,) + rest, notes=found.notes + scope)
     return dataclasses.replace(report, graybox=found.to_dict())

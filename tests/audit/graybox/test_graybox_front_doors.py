@@ -78,6 +78,7 @@ def test_run_audit_graybox_aims_the_audit_at_the_finding():
     assert first["kind"] == "sensitivity" and first["site"]["file"].endswith("laplace.py")
     assert first["certification"]["verdict"] == "VIOLATED"
     assert report.to_dict()["graybox"]["findings"][0]["measured"] == pytest.approx(2.0)
+    assert any("aimed at the finding's pair" in note for note in report.graybox["notes"])  # what the verdict covers
     quiet = run_audit(LaplaceMechanism(1.0, d=2), counting(2), samples=2_000, seed=3, graybox=True, progress=False,
                       accuracy=False)
     assert quiet.graybox["silent"] and not quiet.graybox["findings"]
