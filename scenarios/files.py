@@ -509,6 +509,18 @@ def _check_fit(ctx: _Context, mechanism: Any, scenario: Scenario) -> None:
 
 
 # -- public entry points ---------------------------------------------------------------------------
+
+def load_toml(path: Union[str, Path]) -> dict:
+    """The TOML table of scenario file ``path``; :class:`ScenarioFileError` naming the file when it
+    cannot be read or is not valid TOML."""
+    try:
+        with Path(path).open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ScenarioFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioFileError(f"{path}: is not valid TOML ({exc})") from None
+
 def read(path: Union[str, Path], *,
          check_audit: Optional[Callable[[dict], list[str]]] = None) -> ScenarioFile:
     """Read and validate a scenario file (its ``[audit]`` table through ``check_audit``).
@@ -537,13 +549,7 @@ def read(path: Union[str, Path], *,
     """
     ctx = _Context(str(path), Path(path).resolve().parent)
     file = Path(path)
-    try:
-        with file.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ScenarioFileError(f"{ctx.path}: cannot be read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioFileError(f"{ctx.path}: is not valid TOML ({exc})") from None
+    data = load_toml(path)
     ctx.attempt(ctx.unknown_keys, data, "", _TOP_KEYS, "a scenario file")
     name = ctx.attempt(ctx.string, data, "", "name", default=file.stem)
     if name is not None and not name.strip():

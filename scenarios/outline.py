@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 
 from mechanisms.claims import Claim
 
-from .files import ScenarioFileError, _build_claim, _Context, _relation_or_default, _show, tomllib
+from .files import ScenarioFileError, _build_claim, _Context, _relation_or_default, _show, load_toml
 
 __all__ = ["Outline", "outline"]
 
@@ -83,13 +83,7 @@ def outline(path: Union[str, Path]) -> Outline:
         :func:`scenarios.files.read`, which checks every key.
     """
     file = Path(path)
-    try:
-        with file.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ScenarioFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioFileError(f"{path}: is not valid TOML ({exc})") from None
+    data = load_toml(path)
     ctx = _Context(str(path), file.resolve().parent)
     table = lambda key: data.get(key) if isinstance(data.get(key), dict) else {}  # noqa: E731
     mechanism, claim_table = table("mechanism"), table("claim")
