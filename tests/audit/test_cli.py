@@ -353,3 +353,22 @@ def test_the_light_parser_lists_each_sub_command_as_the_full_one_does():
         return [(choice.dest, choice.help) for choice in action._choices_actions]
 
     assert lines(build_parser(commands=())) == lines(build_parser())
+
+
+def test_each_sub_command_imports_its_own_module_only(tmp_path):
+    """audit.commands holds one module per sub-command: `import audit.cli` and `dpaudit --help` import
+    none of them, `dpaudit list` and `dpaudit theory` only their own."""
+    template = ("import sys\nfrom audit.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+                "print(' '.join(sorted(name for name in sys.modules if name.startswith('audit.commands.'))))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+    def imported(argv: list) -> set:
+        result = subprocess.run([sys.executable, "-c", template.format(argv=argv)], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return set(result.stdout.splitlines()[-1].split()) if result.stdout.strip() else set()
+
+    assert imported([]) == {"audit.commands.common"}  # main([]) prints the help, exit 2
+    assert imported(["--help"]) == {"audit.commands.common"}
+    assert imported(["list"]) == {"audit.commands.common", "audit.commands.listing"}
+    assert imported(["theory", "laplace", "--epsilon", "1"]) == {"audit.commands.common", "audit.commands.theory"}
