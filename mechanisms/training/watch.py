@@ -22,7 +22,8 @@ module and optimizer hooks:
   every step of any torch optimizer (an Opacus ``DPOptimizer`` steps its wrapped optimizer), the
   watch compares the canary column of each watched 2-D parameter of last axis ``width`` with its
   last copy; a change is one parameter write, u_t = W_t[:, −1] − W_{t−1}[:, −1], recorded with a
-  copy of every watched parameter before it.  So every write is seen, whatever made it: a torch
+  copy of every watched parameter and buffer (``register_module_buffer_registration_hook``: e.g.
+  BatchNorm's running statistics) as they stood before it.  So every write is seen, whatever made it: a torch
   optimizer's ``step()``, an Opacus loop, or a ``torch.func`` loop that writes its parameters back
   in place (``p -= ...``, ``load_state_dict``) between forward calls.  Writes made without a
   forward call or optimizer step in between are read as one (their sum).
@@ -36,10 +37,11 @@ white-box Dirac audit; the projection statistic of docs/dpsgd.md).  d_t is
 
 - for a linear model: constant, e_c − 1/K normalised (K ≥ 2 logits; both rows move), or +1 for
   one logit;
-- for a deeper model: −∇(the canary's loss)/‖·‖ on the column at the parameters before step t,
-  computed after the training by one forward and backward pass of the returned model on the
-  canary row (cross-entropy with label c for K ≥ 2 logits, BCE with label c for one), with the
-  probe on; the loss of the user's own loop may differ, which costs power, not validity: d_t is a
+- for a deeper model: −∇(the canary's loss)/‖·‖ on the column at the iterate before step t (its
+  parameters and buffers), computed after the training by one forward and backward pass of the
+  returned model on the canary row (cross-entropy with label c for K ≥ 2 logits, BCE with label c
+  for one), with the probe on and every module in eval mode (no dropout; BatchNorm on the
+  iterate's running statistics, not on a batch of one row), so d_t is deterministic; the loss of the user's own loop may differ, which costs power, not validity: d_t is a
   function of the released iterates only;
 - for the trainer's own ``grad_canary`` hook: the constant e_row, the hook's coordinate.
 
@@ -71,6 +73,7 @@ class ParameterWatch:
         self.width = int(width)
         self.dirac_row = dirac_row
         self.parameters: list = []
+        self.buffers: list = []
         self.initial: dict[int, Any] = {}
         self.steps: dict[int, list] = {}
         self._last: dict[int, Any] = {}
@@ -85,7 +88,12 @@ class ParameterWatch:
             if param is not None:
                 self.parameters.append(param)
 
+        def buffered(module, name, buffer):
+            if buffer is not None:
+                self.buffers.append(buffer)
+
         self._handles = [nn_module.register_module_parameter_registration_hook(registered),
+                         nn_module.register_module_buffer_registration_hook(buffered),
                          nn_module.register_module_forward_pre_hook(lambda module, args: self._check()),
                          optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._check()),
                          nn_module.register_module_forward_hook(self._probe)]
@@ -95,7 +103,9 @@ class ParameterWatch:
         return [p for p in self.parameters if p.ndim == 2 and p.shape[-1] == self.width]
 
     def _snapshot(self) -> None:
-        self._state = {id(p): p.detach().clone() for p in self.parameters}
+        """The iterate as it stands: every watched parameter and buffer (e.g. BatchNorm's running
+        statistics, which a step's forward call updates)."""
+        self._state = {id(p): p.detach().clone() for p in self.parameters + self.buffers}
 
     def _check(self) -> None:
         """Record a write of any watched canary column since the last check (module docstring)."""
@@ -183,9 +193,12 @@ class ParameterWatch:
         base = getattr(model, "_module", model)  # an Opacus GradSampleModule wraps the user's model
         named = {name: p for name, p in base.named_parameters()}
         values = {name: state[id(p)].clone().requires_grad_(p is param) for name, p in named.items() if id(p) in state}
+        values.update({name: state[id(b)] for name, b in base.named_buffers() if id(b) in state})  # the step's buffers
         target = next(name for name, p in named.items() if p is param)
         handle = nn_module.register_module_forward_hook(self._probe)
         stashed = _stash_hooks(base)  # e.g. Opacus's per-sample gradient hooks, which this pass must not feed
+        modes = [(module, module.training) for module in base.modules()]
+        base.eval()  # a deterministic direction of the iterate: no dropout, BatchNorm on its running statistics
         try:
             x = torch.as_tensor(canary[None, :], dtype=param.dtype)
             logits = functional_call(base, values, (x,)).reshape(1, -1)
@@ -197,6 +210,8 @@ class ParameterWatch:
         finally:
             handle.remove()
             _restore_hooks(stashed)
+            for module, training in modes:
+                module.training = training
         norm = torch.linalg.vector_norm(gradient)
         return -gradient / norm if norm > 0 else gradient
 
