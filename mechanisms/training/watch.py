@@ -69,9 +69,10 @@ __all__ = ["ParameterWatch"]
 class ParameterWatch:
     """Context manager recording every write of the canary column of a user's model."""
 
-    def __init__(self, width: int, *, dirac_row: Optional[int] = None):
+    def __init__(self, width: int, *, dirac_row: Optional[int] = None, noise_columns: int = 0):
         self.width = int(width)
         self.dirac_row = dirac_row
+        self.tail = 1 + int(noise_columns)  # the noise columns, then the canary column, last
         self.parameters: list = []
         self.buffers: list = []
         self.initial: dict[int, Any] = {}
@@ -116,11 +117,11 @@ class ParameterWatch:
         if not self.initial:
             self._snapshot()
             self.initial = dict(self._state)
-            self._last = {id(p): p.detach()[:, -1].clone() for p in self._columns()}
+            self._last = {id(p): p.detach()[:, -self.tail:].clone() for p in self._columns()}
             return
         changed = False
         for p in self._columns():
-            column = p.detach()[:, -1]
+            column = p.detach()[:, -self.tail:]
             last = self._last.get(id(p))
             if last is None:
                 self._last[id(p)] = column.clone()
@@ -150,6 +151,40 @@ class ParameterWatch:
     def step_sum(self, model: Any, row: int, canary: np.ndarray, *, where: str) -> float:
         """Σ_t ⟨u_t, d_t⟩ on the canary column of ``model``'s first parameter with a last axis of
         ``width`` entries (module docstring); ``row`` is the canary's label c, ``canary`` its input row."""
+        total = float(np.sum(self.projections(model, row, canary, where=where)))
+        if not np.isfinite(total):
+            raise ValueError(f"{where}: the canary coordinate's update is not finite")
+        return total
+
+    def projections(self, model: Any, row: int, canary: np.ndarray, *, where: str) -> np.ndarray:
+        """The per-step projections ⟨u_t, d_t⟩, t = 1, ..., T (their sum is :meth:`step_sum`)."""
+        import torch  # optional extra: torch
+
+        param = self._first(model, where)
+        steps = self.steps.get(id(param), [])
+        k = param.shape[0]
+        last = [p for p in model.parameters() if p.ndim == 2][-1] is param
+        if self.dirac_row is not None or last:
+            direction = torch.zeros(k, dtype=torch.float64)
+            if self.dirac_row is not None or k == 1:
+                direction[(self.dirac_row or 0) if k > 1 else 0] = 1.0
+            else:
+                direction[:] = -1.0 / k
+                direction[row] += 1.0
+                direction /= torch.linalg.vector_norm(direction)
+            return np.array([float(u[:, -1] @ direction) for u, _ in steps])
+        return np.array([float(u[:, -1] @ self._descent(model, param, state, row, canary)) for u, state in steps])
+
+    def noise_energy(self, model: Any, *, where: str) -> np.ndarray:
+        """The mean square of each step's update of the noise columns (the ``noise_columns``
+        columns before the canary column, which no row uses: pure noise), t = 1, ..., T."""
+        if self.tail < 2:
+            raise ValueError(f"{where}: the watch has no noise columns (noise_columns=0)")
+        param = self._first(model, where)
+        return np.array([float((u[:, :-1] ** 2).mean()) for u, _ in self.steps.get(id(param), [])])
+
+    def _first(self, model: Any, where: str):
+        """The returned model's first parameter with a last axis of ``width`` entries, watched."""
         import torch  # optional extra: torch
 
         if not isinstance(model, torch.nn.Module):
@@ -164,23 +199,7 @@ class ParameterWatch:
         if id(param) not in self.initial:
             raise ValueError(f"{where}: the returned model's first-layer weight was not created, or never used in a "
                              "forward call, during the training call; return the model the call built and trained")
-        steps = self.steps.get(id(param), [])
-        k = param.shape[0]
-        last = [p for p in model.parameters() if p.ndim == 2][-1] is param
-        if self.dirac_row is not None or last:
-            direction = torch.zeros(k, dtype=torch.float64)
-            if self.dirac_row is not None or k == 1:
-                direction[(self.dirac_row or 0) if k > 1 else 0] = 1.0
-            else:
-                direction[:] = -1.0 / k
-                direction[row] += 1.0
-                direction /= torch.linalg.vector_norm(direction)
-            total = sum(float(u @ direction) for u, _ in steps)
-        else:
-            total = sum(float(u @ self._descent(model, param, state, row, canary)) for u, state in steps)
-        if not np.isfinite(total):
-            raise ValueError(f"{where}: the canary coordinate's update is not finite")
-        return total
+        return param
 
     def _descent(self, model, param, state: dict, row: int, canary: np.ndarray):
         """The unit descent direction of the canary's loss on ``param``'s canary column at the

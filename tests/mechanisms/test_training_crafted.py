@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -69,10 +70,91 @@ def test_the_per_step_direction_reads_each_iterates_buffers_in_eval_mode():
         logits = before[4](before[3](before[2](before[1](hidden[None]))))
         loss = torch.nn.functional.cross_entropy(logits, torch.tensor([label]))
         gradient = torch.autograd.grad(loss, column)[0].double()
-        expected += float(u @ (-gradient / torch.linalg.vector_norm(gradient)))
+        expected += float(u[:, -1] @ (-gradient / torch.linalg.vector_norm(gradient)))
     assert watch.step_sum(model, label, row, where="test") == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert model.training  # the pass restores the modules' modes
     # the final model's running statistics give other directions (what the watch read before)
-    final = sum(float(u @ watch._descent(model, watch.parameters[0], {**state, **{id(b): b for b in watch.buffers}},
+    final = sum(float(u[:, -1] @ watch._descent(model, watch.parameters[0], {**state, **{id(b): b for b in watch.buffers}},
                                          label, row)) for u, state in steps)
     assert abs(final - expected) > 1e-3 * abs(expected)
+
+
+# -- crafted rows, the energy and the shuffled views ---------------------------------------------------
+CLAIM = dict(noise_multiplier=zoo.SIGMA, steps=zoo.T, delta=1e-3, batch_size=zoo.B)
+
+
+def test_crafted_rows_replace_the_data_and_oppose_the_canary():
+    """n = 31 rows, 0 on the features and the noise columns, s/(4n) on the canary column, the
+    other label; the canary is s on that column with label c = 1 (the largest)."""
+    seen = []
+
+    def recording(X, y, seed):
+        seen.append((X.copy(), y.copy()))
+        return torch.nn.Linear(X.shape[1], 1)
+
+    mechanism = UserTraining(recording, X, Y.astype(np.float32), mu=1.0, crafted=True, noise_columns=2)
+    mechanism(np.ones((1, 1)), 1, np.random.default_rng(0))
+    x, y = seen[0]
+    assert x.shape == (32, 3 + 2 + 1) and x.dtype == np.float32 and y.dtype == np.float32
+    assert np.all(x[:, :-1] == 0) and np.allclose(x[:31, -1], 1e4 / (4 * 31)) and x[31, -1] == 1e4
+    assert np.all(y[:31] == 0) and y[31] == 1
+    assert "crafted rows against it" in mechanism.name
+    with pytest.raises(ValueError, match="drop `canary`"):
+        UserTraining(recording, X, Y, mu=1.0, crafted=True, canary=(np.zeros(3), 1))
+    with pytest.raises(ValueError, match="needs the accountant's claim"):
+        UserTraining(recording, X, Y, mu=1.0, view="shuffled")
+    with pytest.raises(ValueError, match="noise_columns"):
+        UserTraining(recording, X, Y, mu=1.0, view="energy", noise_columns=0)
+    with pytest.raises(TypeError, match="crafted"):
+        UserTraining(recording, X, Y, mu=1.0, crafted="yes")
+
+
+@pytest.mark.statistical
+def test_the_shuffled_views_projections_are_in_units_of_the_clip_norm():
+    """Opacus's shuffled loader on the crafted rows, without the canary: batches of 16 and 15
+    crafted rows, each −C along the canary's direction, so the per-step projections divided by the
+    noise columns' scale over σ have means (−16, −15, −16, −15) and standard deviation σ = 2 (the
+    scale's own error, about 1%, adds 0.16 at most); over 100 trainings each mean lies within 4
+    standard errors, 4·2/√100 = 0.8, of its value (a two-sided normal tail of 6e-5 per step)."""
+    mechanism = UserTraining(zoo.opacus_shuffled, X, Y.astype(np.float32), view="shuffled", crafted=True, **CLAIM)
+    x, y = mechanism._data(0)
+    row, label = mechanism._canary_row
+    values = []
+    for seed in range(100):
+        watch = ParameterWatch(x.shape[1], noise_columns=mechanism.noise_columns)
+        with watch, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Opacus's note on its non-secure generator
+            model = zoo.opacus_shuffled(x, y, 1000 + seed)
+        scale = np.sqrt(watch.noise_energy(model, where="test").mean()) / zoo.SIGMA
+        values.append(watch.projections(model, label, row, where="test") / scale)
+    means = np.mean(values, axis=0)
+    assert np.all(np.abs(means - np.array([-16.0, -15.0, -16.0, -15.0])) < 0.8), means
+
+
+@pytest.mark.statistical
+def test_the_energy_view_refutes_a_normaliser_that_the_canary_changes():
+    """Opacus's loss_reduction="mean" divides by ⌊n·q⌋ = 15 without the canary and 16 with it:
+    the noise columns' energy moves by 2·log(16/15) = 0.13 against a spread of √(2/4096) = 0.022,
+    refuted early; the same loop with the summed loss is not refuted at 48 trainings a side (its
+    claim holds: this fails with probability at most 5%)."""
+    from audit.training import audit_training
+
+    report = audit_training(zoo.opacus_mean_normaliser, X, Y.astype(np.float32), view="energy", seed=8, progress=False,
+                            **CLAIM)
+    assert report.verdict.value == "VIOLATED" and report.draws["per_side"] < 300
+    report = audit_training(zoo.opacus_correct, X, Y.astype(np.float32), view="energy", trainings=48, seed=9,
+                            progress=False, **CLAIM)
+    assert report.verdict.value == "NOT_REFUTED"
+
+
+@pytest.mark.statistical
+def test_batch_clipping_is_refuted_by_the_black_box_margin_on_crafted_rows():
+    """Full-batch DP-GD whose summed gradient is clipped to C, against the user's claim
+    μ = √T/σ = 1: the crafted rows' clipped sum points against the canary, which turns it round,
+    so the final margin moves by 2C a step (true μ = 2); refuted by the default black-box view in
+    under 500 trainings a side (the benchmark's run stopped at 65)."""
+    from audit.training import audit_training
+
+    report = audit_training(zoo.full_batch_clipping, X, Y.astype(np.float32), crafted=True, mu=1.0, seed=10,
+                            progress=False)
+    assert report.verdict.value == "VIOLATED" and report.draws["per_side"] < 500

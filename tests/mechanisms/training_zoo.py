@@ -116,6 +116,34 @@ def hooked_unscaled_noise(X, y, seed, grad_canary=None):   # clip norm 8, noise 
     return func_dpsgd(X, y, seed, bound=8.0, noise=SIGMA, grad_canary=grad_canary)
 
 
+# -- full-batch DP-GD (BCE, one logit, linear), per-example gradients by vmap; a user's own μ-GDP claim μ = √T/σ ---
+def full_batch(X, y, seed, *, clip="example"):
+    torch.manual_seed(seed)
+    X, y = _tensors(X, y)
+    model = nn.Linear(X.shape[1], 1)
+    params = dict(model.named_parameters())
+    loss = lambda p, x, t: bce(functional_call(model, p, (x[None],))[:, 0], t[None], reduction="sum")
+    for _ in range(T):
+        grads = vmap(grad(loss), in_dims=(None, 0, 0))({n: v.detach() for n, v in params.items()}, X, y)
+        flat = torch.cat([v.reshape(len(X), -1) for v in grads.values()], 1)
+        if clip == "example": flat = flat * (C / (flat.norm(dim=1, keepdim=True) + 1e-12)).clamp(max=1)
+        total = flat.sum(0)
+        if clip == "batch": total = total * min(1.0, C / (float(total.norm()) + 1e-12))
+        total = total + SIGMA * C * torch.randn(total.shape)
+        with torch.no_grad():
+            for v, u in zip(params.values(), torch.split(total, [v.numel() for v in params.values()])):
+                v -= LR / B * u.reshape(v.shape)
+    return model
+
+
+def full_batch_correct(X, y, seed):
+    return full_batch(X, y, seed)
+
+
+def full_batch_clipping(X, y, seed):       # the full batch's summed gradient clipped to C (true μ = 2√T/σ on crafted rows)
+    return full_batch(X, y, seed, clip="batch")
+
+
 def opacus_unnoised_first_layer(X, y, seed):   # the first layer trained by a plain SGD beside Opacus's
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(X.shape[1], 8), nn.Tanh(), nn.Linear(8, 1))
