@@ -36,8 +36,8 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("full_batch_correct", "margin", True, dict(crafted=True, mu=1.0)),
         ("full_batch_clipping", "margin", False, dict(crafted=True, mu=1.0)),
         ("opacus_correct", "energy", True), ("opacus_mean_normaliser", "energy", False),
-        ("opacus_correct", "shuffled", True, dict(crafted=True, accountant="pld", trainings=4000)),
-        ("opacus_shuffled", "shuffled", False, dict(crafted=True, accountant="pld", trainings=4000))]
+        ("opacus_correct", "shuffled", True, dict(crafted=True, trainings=4000)),
+        ("opacus_shuffled", "shuffled", False, dict(crafted=True, trainings=4000))]
 #: A row: trainer, view, whether its claim holds (docs/training.md gives the truth of each fault),
 #: and the options that differ from the zoo's default audit (the RDP claim, the default budget).
 

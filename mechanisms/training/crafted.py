@@ -22,7 +22,11 @@ logit): about 57 (40) at s = 10⁴, n = 31, above any usual clip norm.  Per-exam
 each crafted row −C along the canary's direction d, known; a sum clipped as a whole points along
 −d without the canary and along +d with it (the canary's gradient is 4n/k times the k crafted
 rows' of its batch, collinear): the 2C of the triangle inequality.  n is kept, so a trainer that
-derives its sampling rate from the data's size samples as it does on the user's data.  For K > 2
+derives its sampling rate from the data's size samples as it does on the user's data (for the
+shuffled view only, n becomes (K − 1)·B + 1, the fewest rows that a ``DataLoader`` of batch size B
+still cuts into the same K = ⌈n/B⌉ batches, so the same q = 1/K, whose last batch holds one row
+without the canary and two with it: the law's ε grows as n falls to it; at σ = 2, T = 4, B = 16,
+ε(1e-3) ≥ 3.00 at 17 rows and ≥ 2.26 at 31, :meth:`ShuffledCanaryPair.event_lower_bound`).  For K > 2
 classes the crafted gradients are not exactly opposed to the canary's (softmax(0) − e_o against
 softmax(0) − e_c), only against its e_c component.
 
@@ -42,9 +46,10 @@ row, so that every update of their weights is the trainer's noise (and whatever 
   "one of K batches shifted" law (background 0).  A statistic fixed before any draw; the
   estimated scale costs power, not validity.
 
-The true ε of shuffled batches on crafted rows at the zoo's configuration (σ = 2, T = 4, 31 rows
-in batches of 16) is at least 2.26 at δ = 1e-3 (:meth:`ShuffledCanaryPair.event_lower_bound`,
-closed form) and about 3.7 (Monte Carlo), against Opacus's 1.92 for Poisson sampling.
+The true ε of shuffled batches on crafted rows at the zoo's configuration (σ = 2, T = 4, batches
+of 16, q = ½) is at least 3.00 at δ = 1e-3 on 17 rows and 2.26 on 31
+(:meth:`ShuffledCanaryPair.event_lower_bound`, closed form; about 3.7 on 31 by Monte Carlo),
+against Opacus's 1.92 (RDP) and dp-accounting's 1.62 (PLD) for Poisson sampling.
 """
 
 from __future__ import annotations

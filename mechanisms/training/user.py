@@ -176,8 +176,11 @@ class UserTraining:
                 raise ValueError("view='shuffled' needs the accountant's claim with `batch_size` (the loader's B), "
                                  f"`noise_multiplier` and `steps`, got batch_size={self.batch_size!r}, "
                                  f"noise_multiplier={self.noise_multiplier!r}")
-            object.__setattr__(self, "_shuffled", shuffled_pair(x.shape[0], self.batch_size, self.steps,
-                                                                self.noise_multiplier, crafted=self.crafted))
+            batches = -(-x.shape[0] // check_int("batch_size", self.batch_size, minimum=1))
+            if self.crafted and batches > 1:  # the fewest rows cut into as many batches: the last holds one
+                object.__setattr__(self, "_crafted_n", (batches - 1) * self.batch_size + 1)
+            object.__setattr__(self, "_shuffled", shuffled_pair(getattr(self, "_crafted_n", x.shape[0]), self.batch_size,
+                                                                self.steps, self.noise_multiplier, crafted=self.crafted))
         object.__setattr__(self, "_canary_row", self._canary_row(x, y))
 
     # -- the claim ---------------------------------------------------------------------------------
@@ -305,7 +308,7 @@ class UserTraining:
         if self._probed:
             x = _concat(x, _zeros_like(x, x.shape[0], self.noise_columns + 1), axis=1)
         if self.crafted:
-            rows, labels = crafted_rows(x.shape[0], x.shape[1], self.canary_scale, label)
+            rows, labels = crafted_rows(getattr(self, "_crafted_n", x.shape[0]), x.shape[1], self.canary_scale, label)
             x, y = _like(x, rows), _like(y, labels)
         if copies and not self._hooked:
             x = _concat(x, _like(x, np.tile(row, (copies, 1))), axis=0)

@@ -1,9 +1,12 @@
 """A zoo of trainers written the common way, ``train(X, y, seed) -> model``, for the tests of
 :func:`audit.training.audit_training` (tests/mechanisms/test_training_user.py).
 
-Each is what a user writes (at most ten lines of their own: imports and the shared configuration
-below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
-``torch.func``/``vmap`` loop, or a loop that exposes a ``grad_canary`` hook.  Every trainer
+Each is what a user writes, in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
+``torch.func``/``vmap`` loop, or a loop that exposes a ``grad_canary`` hook.  Most trainers are one
+line that calls a shared template, and a user who writes one trainer writes its template too:
+counted so (benchmarks/training_zoo.py, ``trainer_lines``), a trainer is 12 to 25 lines of training
+code (the ``torch.func`` template carries every variant's options and the hook's three lines), and
+the audit adds one ``audit_training`` call; nothing else is written for dpaudit.  Every trainer
 builds its own model, seeds itself from ``seed`` (or not at all), and takes numpy or torch data.
 The configuration: σ = 2, C = 1, B = 16 expected rows of n = 31 (Opacus's q = 1/⌈31/16⌉ = ½),
 T = 4 steps, SGD on the summed loss at rate 1/B (so the noise moves each weight by σC/B·LR).
