@@ -28,7 +28,10 @@ still cuts into the same K = ⌈n/B⌉ batches, so the same q = 1/K, whose last 
 without the canary and two with it: the law's ε grows as n falls to it; at σ = 2, T = 4, B = 16,
 ε(1e-3) ≥ 3.00 at 17 rows and ≥ 2.26 at 31, :meth:`ShuffledCanaryPair.event_lower_bound`).  For K > 2
 classes the crafted gradients are not exactly opposed to the canary's (softmax(0) − e_o against
-softmax(0) − e_c), only against its e_c component.
+softmax(0) − e_c), only against its e_c component.  Opacus computes a ``Linear``'s per-example
+gradient from its input and output gradient, and so also gives each probed row a bias gradient
+(½ for one logit), which clipping shares with the column: the column keeps C·v/√(v² + 1) of it,
+within a relative 1/(2v²) of C (2·10⁻⁵ for the crafted rows of the shuffled view).
 
 **Noise columns** (``noise_columns=m``): m more zero columns before the canary column, used by no
 row, so that every update of their weights is the trainer's noise (and whatever scales it).
