@@ -109,8 +109,9 @@ class UserTraining:
     canary_scale : the default canary's distance in units of the data's radius (black box, default
         10), or its value s on the extra column (white box, default 1e4: far above any clip norm).
     label : a name for reports (default: the training function's name).
-    crafted : replace your rows by n crafted rows whose gradients oppose the canary's (module
-        :mod:`mechanisms.training.crafted`); the canary is then the extra-column row in every view.
+    crafted : replace your n rows by n crafted rows whose gradients oppose the canary's ((K − 1)·B + 1
+        rows for the shuffled view, as many batches; :mod:`mechanisms.training.crafted`); the canary
+        is then the extra-column row in every view.
     noise_columns : zero columns that only the trainer's noise moves (default 1024 for the
         "energy" and "shuffled" views, else 0).
     """
@@ -344,7 +345,6 @@ class UserTraining:
         logits = _model_output(model, row, self.X, where=_name(self.train))
         score = self.score if self.score is not None else self.view
         return float(canary_score(logits, [label], score, where=f"{self.name}: the final model")[0])
-
 
     def _white_box(self, watch: ParameterWatch, model: Any, row: np.ndarray, label: int) -> float:
         """The white-box views' number from the watch (module docstring, :mod:`.crafted`)."""
