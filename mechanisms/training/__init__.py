@@ -4,6 +4,8 @@
   (their model, data, loss and seeding), with dpaudit's canary row, black-box scores of the final
   model, a white-box probe read from the parameters of any loop, or the trainer's own
   ``grad_canary`` hook, against the user's claim or an accountant's;
+- :mod:`.crafted`: rows dpaudit crafts against the canary, noise columns, and the energy and
+  shuffled views that read them;
 - :mod:`.scores`: black-box scores of the canary's logits in float64 that do not saturate;
 - :mod:`.watch`: the Dirac probe in a model the user's code builds, and its updates read from the
   parameters after every step;

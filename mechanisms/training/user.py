@@ -38,6 +38,14 @@ from the result:
   world without it, ``None``.  The view is the per-step sum on that coordinate (d_t = e_c), and X gains the same zero
   column (no canary row is added, so the probe never fires).
 
+- **crafted data** (``crafted=True``) and the **energy** and **shuffled** views
+  (:mod:`mechanisms.training.crafted`): dpaudit replaces the user's n rows by n rows whose probed
+  gradients oppose the canary's, so that a batch-level clipping shows its 2C in any view, the
+  black-box margin included (the final model's output on the extra-column canary row); adds
+  ``noise_columns`` zero columns that only the trainer's noise moves, whose update energy
+  (``view="energy"``) exposes a normaliser that adding a row changes; and ``view="shuffled"``
+  scores the per-step projections with the likelihood ratio of shuffled fixed-size batches.
+
 The audited ``dataset`` is an ``(m, 1)`` array of 0/1 weights: each row of weight 1 adds one copy
 of the canary, a row of weight 0 adds nothing (``scenarios.counting(1, n=0)``'s "add the canary").
 
@@ -67,12 +75,17 @@ from ..validation import (check_choice, check_dataset, check_finite_positive, ch
                           check_size)
 from ._extra import require_torch
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
+from .crafted import crafted_rows, energy_view, shuffled_pair
 from .scores import BLACK_BOX_SCORES, canary_score
 from .watch import ParameterWatch
 
-__all__ = ["UserTraining", "USER_VIEWS"]
+__all__ = ["UserTraining", "USER_VIEWS", "WHITE_BOX_VIEWS"]
 
-USER_VIEWS = BLACK_BOX_SCORES + ("updates",)
+#: The views that read the updates of the model's parameters (:mod:`.watch`, :mod:`.crafted`).
+WHITE_BOX_VIEWS = ("updates", "energy", "shuffled")
+USER_VIEWS = BLACK_BOX_SCORES + WHITE_BOX_VIEWS
+#: The noise columns of the views that read them (:mod:`.crafted`).
+NOISE_COLUMNS = 1024
 
 
 @dataclass(frozen=True, repr=False)
@@ -89,12 +102,18 @@ class UserTraining:
     noise_multiplier, steps : σ and T of the accountant's claim.
     sample_rate : the Poisson rate q the accountant is given; or ``batch_size``: q = 1/⌈n/B⌉.
     accountant : "rdp" (Opacus's default), "prv" or "pld".
-    view : "margin" (default), "logit", "loss" (black box) or "updates" (white box).
+    view : "margin" (default), "logit", "loss" (black box) or "updates", "energy", "shuffled"
+        (white box; :mod:`mechanisms.training.crafted` for the last two).
     score : a callable ``(logits (k, K) float64, labels (k,)) -> (k,)`` replacing the black-box view.
     canary : ``(x, label)`` for the black-box views (default: the mislabelled outlier).
     canary_scale : the default canary's distance in units of the data's radius (black box, default
         10), or its value s on the extra column (white box, default 1e4: far above any clip norm).
     label : a name for reports (default: the training function's name).
+    crafted : replace your n rows by n crafted rows whose gradients oppose the canary's ((K − 1)·B + 1
+        rows for the shuffled view, as many batches; :mod:`mechanisms.training.crafted`); the canary
+        is then the extra-column row in every view.
+    noise_columns : zero columns that only the trainer's noise moves (default 1024 for the
+        "energy" and "shuffled" views, else 0).
     """
 
     train: Callable
@@ -113,16 +132,28 @@ class UserTraining:
     canary: Optional[tuple] = None
     canary_scale: Optional[float] = None
     label: Optional[str] = None
+    crafted: bool = False
+    noise_columns: Optional[int] = None
 
     def __post_init__(self) -> None:
         require_torch("UserTraining")
         if not callable(self.train):
             raise TypeError(f"`train` must be a function train(X, y, seed) -> model, got {self.train!r}")
         check_choice("view", self.view, USER_VIEWS)
-        if self.score is not None and (not callable(self.score) or self.view == "updates"):
+        if self.score is not None and (not callable(self.score) or self.view in WHITE_BOX_VIEWS):
             raise ValueError(f"`score` must be a callable (logits, labels) -> scores, with a black-box view, "
                              f"got score={self.score!r}, view={self.view!r}")
-        scale = (1e4 if self.view == "updates" else 10.0) if self.canary_scale is None else self.canary_scale
+        if not isinstance(self.crafted, bool):
+            raise TypeError(f"`crafted` must be True or False, got {self.crafted!r}")
+        if self.crafted and self.canary is not None:
+            raise ValueError(f"crafted data uses dpaudit's extra-column canary; drop `canary`, got {self.canary!r}")
+        columns = (NOISE_COLUMNS if self.view in ("energy", "shuffled") else 0) if self.noise_columns is None \
+            else check_int("noise_columns", self.noise_columns, minimum=0)
+        if self.view in ("energy", "shuffled") and columns < 1:
+            raise ValueError(f"view={self.view!r} reads the noise columns: `noise_columns` must be ≥ 1, got {columns}")
+        object.__setattr__(self, "noise_columns", columns)
+        object.__setattr__(self, "_probed", self.view in WHITE_BOX_VIEWS or self.crafted)
+        scale = (1e4 if self._probed else 10.0) if self.canary_scale is None else self.canary_scale
         object.__setattr__(self, "canary_scale", check_finite_positive("canary_scale", scale))
         check_choice("accountant", self.accountant, ACCOUNTANTS)
         x, y = _as_numpy(self.X, "X"), _as_numpy(self.y, "y")
@@ -138,16 +169,26 @@ class UserTraining:
         object.__setattr__(self, "_claim", self._build_claim(x.shape[0]))
         hooked = "grad_canary" in _keywords(self.train)
         object.__setattr__(self, "_hooked", hooked)
-        if hooked and self.view != "updates":
-            raise ValueError(f"{_name(self.train)} takes `grad_canary`, a white-box canary: use view='updates', "
-                             f"got view={self.view!r}")
+        if hooked and (self.view != "updates" or self.crafted):
+            raise ValueError(f"{_name(self.train)} takes `grad_canary`, a white-box canary: use view='updates' "
+                             f"without crafted data, got view={self.view!r}, crafted={self.crafted!r}")
+        if self.view == "shuffled":
+            if self.batch_size is None or self.noise_multiplier is None:
+                raise ValueError("view='shuffled' needs the accountant's claim with `batch_size` (the loader's B), "
+                                 f"`noise_multiplier` and `steps`, got batch_size={self.batch_size!r}, "
+                                 f"noise_multiplier={self.noise_multiplier!r}")
+            batches = -(-x.shape[0] // check_int("batch_size", self.batch_size, minimum=1))
+            if self.crafted and batches > 1:  # the fewest rows cut into as many batches: the last holds one
+                object.__setattr__(self, "_crafted_n", (batches - 1) * self.batch_size + 1)
+            object.__setattr__(self, "_shuffled", shuffled_pair(getattr(self, "_crafted_n", x.shape[0]), self.batch_size,
+                                                                self.steps, self.noise_multiplier, crafted=self.crafted))
         object.__setattr__(self, "_canary_row", self._canary_row(x, y))
 
     # -- the claim ---------------------------------------------------------------------------------
     def _iterates_note(self) -> str:
         """The white-box view releases every iterate, so your claim is audited as a bound on all of
         them (an accountant's is one by construction); a last-iterate analysis is not audited so."""
-        return ", read as a bound on every iterate" if self.view == "updates" else ""
+        return ", read as a bound on every iterate" if self.view in WHITE_BOX_VIEWS else ""
 
     def _build_claim(self, n: int):
         own = self.epsilon is not None or self.mu is not None
@@ -210,9 +251,13 @@ class UserTraining:
     def name(self) -> str:
         n, p = self._numpy[0].shape
         view = "score " + _name(self.score) if self.score is not None else self.view
-        canary = "grad_canary hook" if self._hooked else ("extra-column canary" if self.view == "updates"
+        canary = "grad_canary hook" if self._hooked else ("extra-column canary" if self._probed
                                                           else "given canary" if self.canary is not None
                                                           else "mislabelled outlier")
+        if self.crafted:
+            canary += ", crafted rows against it"
+        if self.noise_columns:
+            canary += f", {self.noise_columns} noise columns"
         return f"UserTraining[{self.label or _name(self.train)}, n={n}, p={p}, {canary}, {view}](claim: {self._claim_text})"
 
     def __repr__(self) -> str:
@@ -221,8 +266,8 @@ class UserTraining:
     # -- the canary --------------------------------------------------------------------------------
     def _canary_row(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
         c = self._canary_label
-        if self.view == "updates":
-            row = np.zeros(x.shape[1] + 1)
+        if self._probed:
+            row = np.zeros(x.shape[1] + self.noise_columns + 1)
             row[-1] = self.canary_scale
             return row, c
         if self.canary is not None:
@@ -258,11 +303,14 @@ class UserTraining:
 
     def _data(self, copies: int):
         """X and y as the user gave them (type and dtype), with the canary's ``copies`` rows (and
-        the white-box view's zero column)."""
+        the extra-column canary's zero columns; or the crafted rows instead of the user's)."""
         x, y = self.X, self.y
         row, label = self._canary_row
-        if self.view == "updates":
-            x = _concat(x, _zeros_like(x, x.shape[0], 1), axis=1)
+        if self._probed:
+            x = _concat(x, _zeros_like(x, x.shape[0], self.noise_columns + 1), axis=1)
+        if self.crafted:
+            rows, labels = crafted_rows(getattr(self, "_crafted_n", x.shape[0]), x.shape[1], self.canary_scale, label)
+            x, y = _like(x, rows), _like(y, labels)
         if copies and not self._hooked:
             x = _concat(x, _like(x, np.tile(row, (copies, 1))), axis=0)
             y = _concat(y, _like(y, np.full(copies, label)), axis=0)
@@ -277,8 +325,8 @@ class UserTraining:
         if self._hooked:
             kwargs["grad_canary"] = _DiracGradient(x.shape[1] - 1, self._canary_label, -copies * self.canary_scale) \
                 if copies else None
-        watch = ParameterWatch(x.shape[1], dirac_row=self._canary_label if self._hooked else None) \
-            if self.view == "updates" else None
+        watch = ParameterWatch(x.shape[1], dirac_row=self._canary_label if self._hooked else None,
+                               noise_columns=self.noise_columns) if self._probed else None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -292,11 +340,28 @@ class UserTraining:
         if model is None:
             raise TypeError(f"training function {_name(self.train)} returned None; it must return the trained model")
         row, label = self._canary_row
-        if watch is not None:
-            return watch.step_sum(model, label, row, where=_name(self.train))
+        if self.view in WHITE_BOX_VIEWS:
+            return self._white_box(watch, model, row, label)
         logits = _model_output(model, row, self.X, where=_name(self.train))
         score = self.score if self.score is not None else self.view
         return float(canary_score(logits, [label], score, where=f"{self.name}: the final model")[0])
+
+    def _white_box(self, watch: ParameterWatch, model: Any, row: np.ndarray, label: int) -> float:
+        """The white-box views' number from the watch (module docstring, :mod:`.crafted`)."""
+        where = _name(self.train)
+        if self.view == "updates":
+            return watch.step_sum(model, label, row, where=where)
+        energies = watch.noise_energy(model, where=where)
+        if energies.size == 0 or not np.isfinite(energies).all() or energies.min() <= 0:
+            raise ValueError(f"{where}: the noise columns' updates must be finite and nonzero at every step "
+                             f"(a noisy trainer), got mean squares {energies.tolist()!r}")
+        if self.view == "energy":
+            return energy_view(energies)
+        steps = watch.projections(model, label, row, where=where)
+        if steps.size != self.steps:
+            raise ValueError(f"{where}: view='shuffled' needs `steps`={self.steps} updates, the trainer made {steps.size}")
+        scale = np.sqrt(np.mean(energies)) / self.noise_multiplier  # C·η/B, from the noise's σ·C·η/B
+        return float(self._shuffled.loss(steps[None, :] / scale)[0])
 
 
 @dataclass(frozen=True)

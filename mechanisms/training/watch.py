@@ -22,7 +22,8 @@ module and optimizer hooks:
   every step of any torch optimizer (an Opacus ``DPOptimizer`` steps its wrapped optimizer), the
   watch compares the canary column of each watched 2-D parameter of last axis ``width`` with its
   last copy; a change is one parameter write, u_t = W_t[:, −1] − W_{t−1}[:, −1], recorded with a
-  copy of every watched parameter before it.  So every write is seen, whatever made it: a torch
+  copy of every watched parameter and buffer (``register_module_buffer_registration_hook``: e.g.
+  BatchNorm's running statistics) as they stood before it.  So every write is seen, whatever made it: a torch
   optimizer's ``step()``, an Opacus loop, or a ``torch.func`` loop that writes its parameters back
   in place (``p -= ...``, ``load_state_dict``) between forward calls.  Writes made without a
   forward call or optimizer step in between are read as one (their sum).
@@ -36,10 +37,11 @@ white-box Dirac audit; the projection statistic of docs/dpsgd.md).  d_t is
 
 - for a linear model: constant, e_c − 1/K normalised (K ≥ 2 logits; both rows move), or +1 for
   one logit;
-- for a deeper model: −∇(the canary's loss)/‖·‖ on the column at the parameters before step t,
-  computed after the training by one forward and backward pass of the returned model on the
-  canary row (cross-entropy with label c for K ≥ 2 logits, BCE with label c for one), with the
-  probe on; the loss of the user's own loop may differ, which costs power, not validity: d_t is a
+- for a deeper model: −∇(the canary's loss)/‖·‖ on the column at the iterate before step t (its
+  parameters and buffers), computed after the training by one forward and backward pass of the
+  returned model on the canary row (cross-entropy with label c for K ≥ 2 logits, BCE with label c
+  for one), with the probe on and every module in eval mode (no dropout; BatchNorm on the
+  iterate's running statistics, not on a batch of one row), so d_t is deterministic; the loss of the user's own loop may differ, which costs power, not validity: d_t is a
   function of the released iterates only;
 - for the trainer's own ``grad_canary`` hook: the constant e_row, the hook's coordinate.
 
@@ -67,10 +69,12 @@ __all__ = ["ParameterWatch"]
 class ParameterWatch:
     """Context manager recording every write of the canary column of a user's model."""
 
-    def __init__(self, width: int, *, dirac_row: Optional[int] = None):
+    def __init__(self, width: int, *, dirac_row: Optional[int] = None, noise_columns: int = 0):
         self.width = int(width)
         self.dirac_row = dirac_row
+        self.tail = 1 + int(noise_columns)  # the noise columns, then the canary column, last
         self.parameters: list = []
+        self.buffers: list = []
         self.initial: dict[int, Any] = {}
         self.steps: dict[int, list] = {}
         self._last: dict[int, Any] = {}
@@ -85,7 +89,12 @@ class ParameterWatch:
             if param is not None:
                 self.parameters.append(param)
 
+        def buffered(module, name, buffer):
+            if buffer is not None:
+                self.buffers.append(buffer)
+
         self._handles = [nn_module.register_module_parameter_registration_hook(registered),
+                         nn_module.register_module_buffer_registration_hook(buffered),
                          nn_module.register_module_forward_pre_hook(lambda module, args: self._check()),
                          optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._check()),
                          nn_module.register_module_forward_hook(self._probe)]
@@ -95,7 +104,9 @@ class ParameterWatch:
         return [p for p in self.parameters if p.ndim == 2 and p.shape[-1] == self.width]
 
     def _snapshot(self) -> None:
-        self._state = {id(p): p.detach().clone() for p in self.parameters}
+        """The iterate as it stands: every watched parameter and buffer (e.g. BatchNorm's running
+        statistics, which a step's forward call updates)."""
+        self._state = {id(p): p.detach().clone() for p in self.parameters + self.buffers}
 
     def _check(self) -> None:
         """Record a write of any watched canary column since the last check (module docstring)."""
@@ -106,11 +117,11 @@ class ParameterWatch:
         if not self.initial:
             self._snapshot()
             self.initial = dict(self._state)
-            self._last = {id(p): p.detach()[:, -1].clone() for p in self._columns()}
+            self._last = {id(p): p.detach()[:, -self.tail:].clone() for p in self._columns()}
             return
         changed = False
         for p in self._columns():
-            column = p.detach()[:, -1]
+            column = p.detach()[:, -self.tail:]
             last = self._last.get(id(p))
             if last is None:
                 self._last[id(p)] = column.clone()
@@ -140,6 +151,40 @@ class ParameterWatch:
     def step_sum(self, model: Any, row: int, canary: np.ndarray, *, where: str) -> float:
         """Σ_t ⟨u_t, d_t⟩ on the canary column of ``model``'s first parameter with a last axis of
         ``width`` entries (module docstring); ``row`` is the canary's label c, ``canary`` its input row."""
+        total = float(np.sum(self.projections(model, row, canary, where=where)))
+        if not np.isfinite(total):
+            raise ValueError(f"{where}: the canary coordinate's update is not finite")
+        return total
+
+    def projections(self, model: Any, row: int, canary: np.ndarray, *, where: str) -> np.ndarray:
+        """The per-step projections ⟨u_t, d_t⟩, t = 1, ..., T (their sum is :meth:`step_sum`)."""
+        import torch  # optional extra: torch
+
+        param = self._first(model, where)
+        steps = self.steps.get(id(param), [])
+        k = param.shape[0]
+        last = [p for p in model.parameters() if p.ndim == 2][-1] is param
+        if self.dirac_row is not None or last:
+            direction = torch.zeros(k, dtype=torch.float64)
+            if self.dirac_row is not None or k == 1:
+                direction[(self.dirac_row or 0) if k > 1 else 0] = 1.0
+            else:
+                direction[:] = -1.0 / k
+                direction[row] += 1.0
+                direction /= torch.linalg.vector_norm(direction)
+            return np.array([float(u[:, -1] @ direction) for u, _ in steps])
+        return np.array([float(u[:, -1] @ self._descent(model, param, state, row, canary)) for u, state in steps])
+
+    def noise_energy(self, model: Any, *, where: str) -> np.ndarray:
+        """The mean square of each step's update of the noise columns (the ``noise_columns``
+        columns before the canary column, which no row uses: pure noise), t = 1, ..., T."""
+        if self.tail < 2:
+            raise ValueError(f"{where}: the watch has no noise columns (noise_columns=0)")
+        param = self._first(model, where)
+        return np.array([float((u[:, :-1] ** 2).mean()) for u, _ in self.steps.get(id(param), [])])
+
+    def _first(self, model: Any, where: str):
+        """The returned model's first parameter with a last axis of ``width`` entries, watched."""
         import torch  # optional extra: torch
 
         if not isinstance(model, torch.nn.Module):
@@ -154,23 +199,7 @@ class ParameterWatch:
         if id(param) not in self.initial:
             raise ValueError(f"{where}: the returned model's first-layer weight was not created, or never used in a "
                              "forward call, during the training call; return the model the call built and trained")
-        steps = self.steps.get(id(param), [])
-        k = param.shape[0]
-        last = [p for p in model.parameters() if p.ndim == 2][-1] is param
-        if self.dirac_row is not None or last:
-            direction = torch.zeros(k, dtype=torch.float64)
-            if self.dirac_row is not None or k == 1:
-                direction[(self.dirac_row or 0) if k > 1 else 0] = 1.0
-            else:
-                direction[:] = -1.0 / k
-                direction[row] += 1.0
-                direction /= torch.linalg.vector_norm(direction)
-            total = sum(float(u @ direction) for u, _ in steps)
-        else:
-            total = sum(float(u @ self._descent(model, param, state, row, canary)) for u, state in steps)
-        if not np.isfinite(total):
-            raise ValueError(f"{where}: the canary coordinate's update is not finite")
-        return total
+        return param
 
     def _descent(self, model, param, state: dict, row: int, canary: np.ndarray):
         """The unit descent direction of the canary's loss on ``param``'s canary column at the
@@ -183,9 +212,12 @@ class ParameterWatch:
         base = getattr(model, "_module", model)  # an Opacus GradSampleModule wraps the user's model
         named = {name: p for name, p in base.named_parameters()}
         values = {name: state[id(p)].clone().requires_grad_(p is param) for name, p in named.items() if id(p) in state}
+        values.update({name: state[id(b)] for name, b in base.named_buffers() if id(b) in state})  # the step's buffers
         target = next(name for name, p in named.items() if p is param)
         handle = nn_module.register_module_forward_hook(self._probe)
         stashed = _stash_hooks(base)  # e.g. Opacus's per-sample gradient hooks, which this pass must not feed
+        modes = [(module, module.training) for module in base.modules()]
+        base.eval()  # a deterministic direction of the iterate: no dropout, BatchNorm on its running statistics
         try:
             x = torch.as_tensor(canary[None, :], dtype=param.dtype)
             logits = functional_call(base, values, (x,)).reshape(1, -1)
@@ -197,6 +229,8 @@ class ParameterWatch:
         finally:
             handle.remove()
             _restore_hooks(stashed)
+            for module, training in modes:
+                module.training = training
         norm = torch.linalg.vector_norm(gradient)
         return -gradient / norm if norm > 0 else gradient
 

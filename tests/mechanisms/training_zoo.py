@@ -1,9 +1,12 @@
 """A zoo of trainers written the common way, ``train(X, y, seed) -> model``, for the tests of
 :func:`audit.training.audit_training` (tests/mechanisms/test_training_user.py).
 
-Each is what a user writes (at most ten lines of their own: imports and the shared configuration
-below are not counted), in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
-``torch.func``/``vmap`` loop, or a loop that exposes a ``grad_canary`` hook.  Every trainer
+Each is what a user writes, in one of three forms: an Opacus ``PrivacyEngine`` loop, a hand-written
+``torch.func``/``vmap`` loop, or a loop that exposes a ``grad_canary`` hook.  Most trainers are one
+line that calls a shared template, and a user who writes one trainer writes its template too:
+counted so (benchmarks/training_zoo.py, ``trainer_lines``), a trainer is 12 to 25 lines of training
+code (the ``torch.func`` template carries every variant's options and the hook's three lines), and
+the audit adds one ``audit_training`` call; nothing else is written for dpaudit.  Every trainer
 builds its own model, seeds itself from ``seed`` (or not at all), and takes numpy or torch data.
 The configuration: σ = 2, C = 1, B = 16 expected rows of n = 31 (Opacus's q = 1/⌈31/16⌉ = ½),
 T = 4 steps, SGD on the summed loss at rate 1/B (so the noise moves each weight by σC/B·LR).
@@ -114,6 +117,34 @@ def hooked_noise_before_clipping(X, y, seed, grad_canary=None):
 
 def hooked_unscaled_noise(X, y, seed, grad_canary=None):   # clip norm 8, noise σ instead of σ·8
     return func_dpsgd(X, y, seed, bound=8.0, noise=SIGMA, grad_canary=grad_canary)
+
+
+# -- full-batch DP-GD (BCE, one logit, linear), per-example gradients by vmap; a user's own μ-GDP claim μ = √T/σ ---
+def full_batch(X, y, seed, *, clip="example"):
+    torch.manual_seed(seed)
+    X, y = _tensors(X, y)
+    model = nn.Linear(X.shape[1], 1)
+    params = dict(model.named_parameters())
+    loss = lambda p, x, t: bce(functional_call(model, p, (x[None],))[:, 0], t[None], reduction="sum")
+    for _ in range(T):
+        grads = vmap(grad(loss), in_dims=(None, 0, 0))({n: v.detach() for n, v in params.items()}, X, y)
+        flat = torch.cat([v.reshape(len(X), -1) for v in grads.values()], 1)
+        if clip == "example": flat = flat * (C / (flat.norm(dim=1, keepdim=True) + 1e-12)).clamp(max=1)
+        total = flat.sum(0)
+        if clip == "batch": total = total * min(1.0, C / (float(total.norm()) + 1e-12))
+        total = total + SIGMA * C * torch.randn(total.shape)
+        with torch.no_grad():
+            for v, u in zip(params.values(), torch.split(total, [v.numel() for v in params.values()])):
+                v -= LR / B * u.reshape(v.shape)
+    return model
+
+
+def full_batch_correct(X, y, seed):
+    return full_batch(X, y, seed)
+
+
+def full_batch_clipping(X, y, seed):       # the full batch's summed gradient clipped to C (true μ = 2√T/σ on crafted rows)
+    return full_batch(X, y, seed, clip="batch")
 
 
 def opacus_unnoised_first_layer(X, y, seed):   # the first layer trained by a plain SGD beside Opacus's
