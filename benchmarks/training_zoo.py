@@ -37,7 +37,10 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("full_batch_clipping", "margin", False, dict(crafted=True, mu=1.0)),
         ("opacus_correct", "energy", True), ("opacus_mean_normaliser", "energy", False),
         ("opacus_correct", "shuffled", True, dict(crafted=True, trainings=4000)),
-        ("opacus_shuffled", "shuffled", False, dict(crafted=True, trainings=4000))]
+        ("opacus_shuffled", "shuffled", False, dict(crafted=True, trainings=4000)),
+        ("func_correct", "virtual", True, dict(physical_steps=1)),
+        ("func_virtual_steps", "virtual", False, dict(physical_steps=4)),
+        ("func_virtual_steps_16", "virtual", False, dict(physical_steps=16, trainings=4000))]
 #: A row: trainer, view, whether its claim holds (docs/training.md gives the truth of each fault),
 #: and the options that differ from the zoo's default audit (the RDP claim, the default budget).
 
@@ -247,7 +250,8 @@ def main(argv=None) -> None:
         else:
             bound, claimed = f"ε {report.epsilon_lower_bound:.3f}", f"ε {report.claim.epsilon_at(1e-3):.3f}"
             source = claim["accountant"].upper()
-        row = (f"| {name} | {'yes' if holds else 'no'} | {view} | {'yes' if options.get('crafted') else 'no'} | {source} | "
+        shown = f"{view} k={options['physical_steps']}" if "physical_steps" in options else view
+        row = (f"| {name} | {'yes' if holds else 'no'} | {shown} | {'yes' if options.get('crafted') else 'no'} | {source} | "
                f"{report.verdict.value} | {report.draws['per_side']:,} | {bound} | {claimed} | "
                f"{time.perf_counter() - started:.0f} | {load:.1f} |")
         print(row, flush=True)
