@@ -36,6 +36,7 @@ the trainer's learning rate and batch size, which the stated σ alone cannot.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..validation import check_finite_positive, check_int, check_open_unit
 
@@ -64,8 +65,6 @@ def virtual_steps_loss(values: np.ndarray, *, sample_rate: float, noise_multipli
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2 or v.shape[1] == 0 or v.shape[1] % k:
         raise ValueError(f"`values` must be (runs, T·k) with k = physical_steps = {k}, got shape {v.shape}")
-    from scipy.special import logsumexp
-
     shift = np.sqrt(k) / sigma
     inside = logsumexp(shift * v.reshape(v.shape[0], -1, k) - shift**2 / 2, axis=2) - np.log(k)  # log of the mean over j
     step = np.log(q) + inside if q == 1 else np.logaddexp(np.log1p(-q), np.log(q) + inside)
