@@ -40,7 +40,7 @@ ROWS = [("opacus_correct", "margin", True), ("func_correct", "margin", True), ("
         ("opacus_shuffled", "shuffled", False, dict(crafted=True, trainings=4000)),
         ("func_correct", "virtual", True, dict(physical_steps=1)),
         ("func_virtual_steps", "virtual", False, dict(physical_steps=4)),
-        ("func_virtual_steps_16", "virtual", False, dict(physical_steps=16, trainings=4000))]
+        ("func_virtual_steps_16", "virtual", False, dict(physical_steps=16, trainings=4000, n_jobs=2))]
 #: A row: trainer, view, whether its claim holds (docs/training.md gives the truth of each fault),
 #: and the options that differ from the zoo's default audit (the RDP claim, the default budget).
 
