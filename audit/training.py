@@ -52,9 +52,9 @@ def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAINING
     **options : the claim and the view, keywords of :class:`mechanisms.training.UserTraining`:
         ``epsilon`` and ``delta``, or ``mu`` (your claim), or ``noise_multiplier``, ``steps``,
         ``delta`` with ``sample_rate`` or ``batch_size`` and ``accountant`` (an accountant's
-        claim); ``view`` ("margin", "logit", "loss", "updates", "energy", "shuffled"), ``score``,
-        ``canary``, ``canary_scale``, ``label``, ``crafted`` (rows dpaudit builds against the
-        canary), ``noise_columns``.
+        claim); ``view`` ("margin", "logit", "loss", "updates", "energy", "shuffled", "virtual"),
+        ``score``, ``canary``, ``canary_scale``, ``label``, ``crafted`` (rows dpaudit builds
+        against the canary), ``noise_columns``, ``physical_steps`` (of ``view="virtual"``).
 
     Returns
     -------

@@ -60,6 +60,7 @@ against Opacus's 1.92 (RDP) and dp-accounting's 1.62 (PLD) for Poisson sampling.
 from __future__ import annotations
 
 import numpy as np
+from scipy import optimize, stats
 
 from ..dpsgd.shuffle import ShuffledCanaryPair
 from ..validation import check_int
@@ -112,8 +113,6 @@ def scale_pair_epsilon(coordinates: int, ratio: float, delta: float) -> float:
     δ(ε) = max(P_r[‖x‖² < t] − e^ε·P_1[‖x‖² < t], P_1[‖x‖² > t′] − e^ε·P_r[‖x‖² > t′]) with
     t = (−N·log r − ε)/a and t′ = (ε − N·log r)/a (r > 1 is the same pair reversed); ε(δ) by
     Brent's method on δ(ε) = δ."""
-    from scipy import optimize, stats
-
     n = check_int("coordinates", coordinates, minimum=1)
     r = float(ratio)
     if not np.isfinite(r) or r <= 0 or r == 1:

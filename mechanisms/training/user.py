@@ -45,6 +45,10 @@ from the result:
   ``noise_columns`` zero columns that only the trainer's noise moves, whose update energy
   (``view="energy"``) exposes a normaliser that adding a row changes; and ``view="shuffled"``
   scores the per-step projections with the likelihood ratio of shuffled fixed-size batches.
+- the **virtual** view (``view="virtual"``, ``physical_steps=k``; :mod:`mechanisms.training.virtual`):
+  the per-logical-step likelihood ratio of k physical steps, each noised σC/√k and applied, read
+  from the T·k writes of the canary column in units of the noise columns' scale (k = 1: the
+  Poisson-subsampled Gaussian's per-step ratio, which a correct trainer meets).
 
 The audited ``dataset`` is an ``(m, 1)`` array of 0/1 weights: each row of weight 1 adds one copy
 of the canary, a row of weight 0 adds nothing (``scenarios.counting(1, n=0)``'s "add the canary").
@@ -77,15 +81,18 @@ from ._extra import require_torch
 from .accountants import ACCOUNTANT_NAMES, ACCOUNTANTS, accountant_claim, opacus_sample_rate
 from .crafted import crafted_rows, energy_view, shuffled_pair
 from .scores import BLACK_BOX_SCORES, canary_score
+from .virtual import virtual_steps_loss
 from .watch import ParameterWatch
 
 __all__ = ["UserTraining", "USER_VIEWS", "WHITE_BOX_VIEWS"]
 
 #: The views that read the updates of the model's parameters (:mod:`.watch`, :mod:`.crafted`).
-WHITE_BOX_VIEWS = ("updates", "energy", "shuffled")
+WHITE_BOX_VIEWS = ("updates", "energy", "shuffled", "virtual")
 USER_VIEWS = BLACK_BOX_SCORES + WHITE_BOX_VIEWS
 #: The noise columns of the views that read them (:mod:`.crafted`).
 NOISE_COLUMNS = 1024
+#: The views that read the noise columns.
+NOISY_VIEWS = ("energy", "shuffled", "virtual")
 
 
 @dataclass(frozen=True, repr=False)
@@ -102,8 +109,9 @@ class UserTraining:
     noise_multiplier, steps : σ and T of the accountant's claim.
     sample_rate : the Poisson rate q the accountant is given; or ``batch_size``: q = 1/⌈n/B⌉.
     accountant : "rdp" (Opacus's default), "prv" or "pld".
-    view : "margin" (default), "logit", "loss" (black box) or "updates", "energy", "shuffled"
-        (white box; :mod:`mechanisms.training.crafted` for the last two).
+    view : "margin" (default), "logit", "loss" (black box) or "updates", "energy", "shuffled",
+        "virtual" (white box; :mod:`mechanisms.training.crafted` for "energy" and "shuffled",
+        :mod:`mechanisms.training.virtual` for "virtual").
     score : a callable ``(logits (k, K) float64, labels (k,)) -> (k,)`` replacing the black-box view.
     canary : ``(x, label)`` for the black-box views (default: the mislabelled outlier).
     canary_scale : the default canary's distance in units of the data's radius (black box, default
@@ -113,7 +121,9 @@ class UserTraining:
         rows for the shuffled view, as many batches; :mod:`mechanisms.training.crafted`); the canary
         is then the extra-column row in every view.
     noise_columns : zero columns that only the trainer's noise moves (default 1024 for the
-        "energy" and "shuffled" views, else 0).
+        "energy", "shuffled" and "virtual" views, else 0).
+    physical_steps : k, the physical steps (parameter writes) per logical step of
+        ``view="virtual"`` (default 1).
     """
 
     train: Callable
@@ -134,6 +144,7 @@ class UserTraining:
     label: Optional[str] = None
     crafted: bool = False
     noise_columns: Optional[int] = None
+    physical_steps: Optional[int] = None
 
     def __post_init__(self) -> None:
         require_torch("UserTraining")
@@ -147,9 +158,9 @@ class UserTraining:
             raise TypeError(f"`crafted` must be True or False, got {self.crafted!r}")
         if self.crafted and self.canary is not None:
             raise ValueError(f"crafted data uses dpaudit's extra-column canary; drop `canary`, got {self.canary!r}")
-        columns = (NOISE_COLUMNS if self.view in ("energy", "shuffled") else 0) if self.noise_columns is None \
+        columns = (NOISE_COLUMNS if self.view in NOISY_VIEWS else 0) if self.noise_columns is None \
             else check_int("noise_columns", self.noise_columns, minimum=0)
-        if self.view in ("energy", "shuffled") and columns < 1:
+        if self.view in NOISY_VIEWS and columns < 1:
             raise ValueError(f"view={self.view!r} reads the noise columns: `noise_columns` must be ≥ 1, got {columns}")
         object.__setattr__(self, "noise_columns", columns)
         object.__setattr__(self, "_probed", self.view in WHITE_BOX_VIEWS or self.crafted)
@@ -182,7 +193,21 @@ class UserTraining:
                 object.__setattr__(self, "_crafted_n", (batches - 1) * self.batch_size + 1)
             object.__setattr__(self, "_shuffled", shuffled_pair(getattr(self, "_crafted_n", x.shape[0]), self.batch_size,
                                                                 self.steps, self.noise_multiplier, crafted=self.crafted))
+        self._check_virtual()
         object.__setattr__(self, "_canary_row", self._canary_row(x, y))
+
+    def _check_virtual(self) -> None:
+        """``physical_steps`` only with ``view="virtual"``, which needs the accountant's q, σ and T."""
+        if self.view != "virtual":
+            if self.physical_steps is not None:
+                raise ValueError(f"`physical_steps` is read by view='virtual' only, got physical_steps="
+                                 f"{self.physical_steps!r} with view={self.view!r}")
+            return
+        object.__setattr__(self, "physical_steps", check_int("physical_steps", 1 if self.physical_steps is None
+                                                             else self.physical_steps, minimum=1))
+        if self.sample_rate_used is None:
+            raise ValueError("view='virtual' needs the accountant's claim (`noise_multiplier`, `steps`, `delta` and "
+                             f"`sample_rate` or `batch_size`), got epsilon={self.epsilon!r}, mu={self.mu!r}")
 
     # -- the claim ---------------------------------------------------------------------------------
     def _iterates_note(self) -> str:
@@ -251,6 +276,8 @@ class UserTraining:
     def name(self) -> str:
         n, p = self._numpy[0].shape
         view = "score " + _name(self.score) if self.score is not None else self.view
+        if self.view == "virtual":
+            view += f" k={self.physical_steps}"
         canary = "grad_canary hook" if self._hooked else ("extra-column canary" if self._probed
                                                           else "given canary" if self.canary is not None
                                                           else "mislabelled outlier")
@@ -357,11 +384,25 @@ class UserTraining:
                              f"(a noisy trainer), got mean squares {energies.tolist()!r}")
         if self.view == "energy":
             return energy_view(energies)
+        if self.view == "virtual":
+            return self._virtual(watch, model, energies, row, label)
         steps = watch.projections(model, label, row, where=where)
         if steps.size != self.steps:
             raise ValueError(f"{where}: view='shuffled' needs `steps`={self.steps} updates, the trainer made {steps.size}")
         scale = np.sqrt(np.mean(energies)) / self.noise_multiplier  # C·η/B, from the noise's σ·C·η/B
         return float(self._shuffled.loss(steps[None, :] / scale)[0])
+
+
+    def _virtual(self, watch: ParameterWatch, model: Any, energies: np.ndarray, row: np.ndarray, label: int) -> float:
+        """L of :func:`.virtual.virtual_steps_loss` on the T·k writes, in units of the noise columns' scale."""
+        where = _name(self.train)
+        steps = watch.projections(model, label, row, where=where)
+        writes = self.steps * self.physical_steps
+        if steps.size != writes:
+            raise ValueError(f"{where}: view='virtual' needs `steps` × `physical_steps` = {self.steps} × "
+                             f"{self.physical_steps} = {writes} parameter writes, the trainer made {steps.size}")
+        return float(virtual_steps_loss(steps[None, :] / np.sqrt(np.mean(energies)), sample_rate=self._q,
+                                        noise_multiplier=self.noise_multiplier, physical_steps=self.physical_steps)[0])
 
 
 @dataclass(frozen=True)
