@@ -84,10 +84,15 @@ def _resolves(name: str) -> Optional[bool]:
             continue
         except AttributeError:
             pass
+        module = ".".join(parts[: index + 1])
         try:
-            target = importlib.import_module(".".join(parts[: index + 1]))
-        except Exception:  # noqa: BLE001 - not a module either: the name is absent
-            return False
+            target = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:  # not a module either: the name is absent
+                return False
+            return None  # the module is there but needs one that is not (snsynth 1.0.5 on a new scikit-learn)
+        except Exception:  # noqa: BLE001 - the module is there but does not import here: undecided
+            return None
     return True
 
 
