@@ -7,9 +7,10 @@ draw.  A row that later fails to run still counts in m, which only makes the oth
 
 **Budgets.**  A row's ``samples`` (draws per pair and side, all phases) depends on what one
 release costs (:data:`scenarios.libraries.COSTS`): a vectorized batch path, one library call, one
-model fit, or one fit of a synthetic-data pipeline (seconds: a budget of 100 such fits a side is
-already about 10 minutes of CPU for dpmm's MST; its rows reach what a deterministic leak, a domain
-read from the data, needs to be refuted, not a faint one).  :data:`BUDGETS` gives the draws of each cost for ``small`` (CI) and ``default``.
+model fit, or one fit of a synthetic-data pipeline (seconds: 100 such fits a side are already about
+11 minutes of CPU for dpmm's MST; such rows reach what a deterministic leak, a domain read from the
+data, needs to be refuted, not a faint one).  :data:`BUDGETS` gives the draws of each cost for
+``small`` (CI) and ``default``.
 A row is also raised to :func:`refutable_samples`, the fewest draws with which a *perfectly*
 separating event could refute the claim at the row's confidence, up to :data:`CAPS` times the
 budget; a row still below it is flagged ``refutable = False`` (the claim is beyond what its budget
