@@ -30,6 +30,10 @@ Targets:
   target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2), swept alone: a row of
   ``make_private`` trains 3,000 models a pair, and the entry's other points are in the current
   release's sweep.
+- **SmartNoise Synth 1.0.5 → 1.0.6, DPcovariance** (opendp/smartnoise-sdk#622, fixed by #624 in
+  1.0.6): ``DPcovariance.release`` clipped the data to the bounds, then computed the covariance of
+  the raw data, with noise calibrated to the bounds; an outlier beyond them moves cov(x, x) without
+  limit.  The target row is the grid point ``epsilon=1.0``.
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -83,6 +87,8 @@ TARGETS = (
     Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "grad_sample_mode=ghost",
            "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)",
            only_point=True),
+    Target("smartnoise-synth", "1.0.5", "1.0.6", "models.DPcovariance", "epsilon=1.0",
+           "opendp/smartnoise-sdk#622, fixed by #624 in 1.0.6 (the covariance clipped the data, then used the raw data)"),
 )
 
 

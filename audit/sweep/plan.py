@@ -6,8 +6,11 @@ confidence 1 − (1 − C)/m (Bonferroni), with m the number of rows planned, fi
 draw.  A row that later fails to run still counts in m, which only makes the others stricter.
 
 **Budgets.**  A row's ``samples`` (draws per pair and side, all phases) depends on what one
-release costs (:data:`scenarios.libraries.COSTS`): a vectorized batch path, one library call, or
-one model fit.  :data:`BUDGETS` gives the draws of each cost for ``small`` (CI) and ``default``.
+release costs (:data:`scenarios.libraries.COSTS`): a vectorized batch path, one library call, one
+model fit, or one fit of a synthetic-data pipeline (seconds: 100 such fits a side are already about
+11 minutes of CPU for dpmm's MST; such rows reach what a deterministic leak, a domain read from the
+data, needs to be refuted, not a faint one).  :data:`BUDGETS` gives the draws of each cost for
+``small`` (CI) and ``default``.
 A row is also raised to :func:`refutable_samples`, the fewest draws with which a *perfectly*
 separating event could refute the claim at the row's confidence, up to :data:`CAPS` times the
 budget; a row still below it is flagged ``refutable = False`` (the claim is beyond what its budget
@@ -34,11 +37,11 @@ __all__ = ["BUDGETS", "CAPS", "PlannedRow", "plan_rows", "refutable_samples", "r
 
 #: Draws per pair and side by budget and cost of one release.
 BUDGETS: Mapping[str, Mapping[str, int]] = {
-    "small": {"batch": 20_000, "call": 2_000, "query": 500, "fit": 300},
-    "default": {"batch": 400_000, "call": 30_000, "query": 2_000, "fit": 1_500},
+    "small": {"batch": 20_000, "call": 2_000, "query": 500, "fit": 300, "pipeline": 40},
+    "default": {"batch": 400_000, "call": 30_000, "query": 2_000, "fit": 1_500, "pipeline": 100},
 }
 #: A row may be raised to at most this many times its budget to make its claim refutable.
-CAPS: Mapping[str, int] = {"batch": 8, "call": 4, "query": 2, "fit": 2}
+CAPS: Mapping[str, int] = {"batch": 8, "call": 4, "query": 2, "fit": 2, "pipeline": 2}
 #: A conservative share of ``samples`` that certifies (training, pilot, selection and the quick
 #: look take the rest; :mod:`audit.allocation`).
 _CERTIFYING_SHARE = 0.45

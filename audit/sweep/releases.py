@@ -95,8 +95,14 @@ def _opacus(version: str) -> Environment:
     return Environment(sys.executable, (), system_site=True)
 
 
+def _smartnoise_synth(version: str) -> Environment:
+    # Its releases pull in Opacus and torch (its GAN synthesizers): the environment sees the installed
+    # torch, and pip installs the release with the Opacus and OpenDP it pins.
+    return Environment(sys.executable, (), system_site=True)
+
+
 _RULES: dict[str, Callable[[str], Environment]] = {"diffprivlib": _diffprivlib, "opendp": _opendp,
-                                                   "opacus": _opacus}
+                                                   "opacus": _opacus, "smartnoise-synth": _smartnoise_synth}
 
 
 def register_release_rule(library: str, rule: Callable[[str], Environment]) -> None:

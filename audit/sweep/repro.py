@@ -36,9 +36,9 @@ from ..statistics.coordinates import LOW_BITS, grain
 __all__ = ["Event", "readable_event", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
-REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300}
+REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}
 #: At most this many releases per side in a script, by cost (a script should run in seconds).
-SCRIPT_DRAWS = {"batch": 200_000, "call": 20_000, "query": 5_000, "fit": 2_000}
+SCRIPT_DRAWS = {"batch": 200_000, "call": 20_000, "query": 5_000, "fit": 2_000, "pipeline": 50}
 _MAX_THRESHOLDS = 64
 _MAX_ATOMS = 16
 

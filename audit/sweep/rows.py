@@ -14,7 +14,7 @@ import dataclasses
 import json
 import time
 import warnings
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ..render.text import claim_label
 from ..settings import AuditSettings
 from .plan import PlannedRow
 
-__all__ = ["audit_row", "row_fingerprint", "witness_summary", "PREFLIGHT_DRAWS"]
+__all__ = ["audit_row", "row_fingerprint", "witness_summary", "linked_known", "PREFLIGHT_DRAWS"]
 
 #: Releases per dataset drawn before the audit to find inputs the library refuses outright.
 PREFLIGHT_DRAWS = 4
@@ -106,6 +106,17 @@ def witness_summary(report: dict) -> dict:
     option = (report.get("statistic") or {}).get("option")
     statistic = option if not choice or choice == option else f"{option}: {choice}" if option else choice
     return {"pair": pair, "event": event, "statistic": statistic}
+
+
+def linked_known(record: dict, witness_issues: Mapping[str, str]) -> str:
+    """The row's known issues: the catalogue's (``record["known"]``), then, for a VIOLATED row, each
+    issue of ``witness_issues`` (:attr:`scenarios.libraries.Library.witness_issues`) whose text its
+    witness statistic contains, joined by "; " without repeats."""
+    known = [record.get("known") or ""]
+    if record.get("verdict") == "VIOLATED":
+        statistic = str((record.get("witness") or {}).get("statistic") or "")
+        known += [issue for text, issue in witness_issues.items() if text in statistic]
+    return "; ".join(dict.fromkeys(k for k in known if k))
 
 
 def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, checkpoints: bool = True) -> dict:

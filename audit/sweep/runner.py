@@ -44,7 +44,7 @@ from ..version import __version__
 from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
-from .rows import audit_row, row_fingerprint, save_row
+from .rows import audit_row, linked_known, row_fingerprint, save_row
 from .table import sweep_markdown
 
 __all__ = ["run_sweep", "DEFAULT_OUT", "DEFAULT_CONFIDENCE", "DEFAULT_SEED", "SWEEP_BACKENDS", "SweepInterrupted",
@@ -182,7 +182,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         return {"error": "the witness pair's datasets are not in the report"}
     base, neighbour, label = found
     rng = np.random.default_rng(np.random.SeedSequence([row.seed, 0x5EED]))
-    draws = REPRO_DRAWS[case.cost]
+    draws = min(REPRO_DRAWS[case.cost], row.samples)  # never more releases than the row's own audit drew
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = case.mechanism(base, draws, rng)
@@ -379,6 +379,7 @@ def _document(lib: Any, version: Optional[str], catalogue: tuple, coverage: Any,
               records: dict, absent: list[dict], settings: dict, *, finished: bool) -> dict:
     """The sweep document: settings, coverage, the records of the rows done, then the absent rows."""
     done = [{k: v for k, v in records[row.slug].items() if k != "report"} for row in rows if row.slug in records]
+    done = [dict(r, known=linked_known(r, lib.witness_issues)) for r in done]
     samples, statistic, entries = settings["samples"], settings["statistic"], settings["entries"]
     return {
         "library": lib.name, "version": version, "date": settings["date"], "dpaudit": __version__,

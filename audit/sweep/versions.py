@@ -5,21 +5,28 @@ Each release is swept by the unchanged built-in catalogue in its own environment
 scripts); the range writes ``OUT/versions.json`` and ``OUT/versions.md``: for each entry, one row
 per grid point and one column per release, so a violation's first and last release read off a
 line.  A release whose environment cannot be built audited nothing, like an ERROR row.
+
+A row refuted on several releases gets one reproduction script, not one a release: scripts that
+differ only in their finding paragraph (the release, the certified bound, the confidence) are
+written once to ``OUT/repro/<row>-<content hash>.py``, whose docstring lists every release's
+finding (:func:`merge_scripts`); each release's ``sweep.json`` and ``sweep.md`` point to it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ..checkpoint import write_atomic
 from .releases import ensure_environment, sweep_in_environment
 from .runner import SweepInterrupted, sweep_counts
-from .table import ABSENT
+from .table import ABSENT, sweep_markdown
 
-__all__ = ["sweep_versions", "versions_markdown", "cell", "changes"]
+__all__ = ["sweep_versions", "versions_markdown", "cell", "changes", "merge_scripts"]
 
 _SHORT = {"VIOLATED": "VIOLATED", "NOT_REFUTED": "ok"}
 
@@ -81,8 +88,82 @@ def sweep_versions(library: str, distribution: str, versions: Sequence[str], *, 
             f"releases swept (their table: {out / 'versions.md'}); rerun the same command with --resume to continue",
             result) from None
     result = _result(library, versions, confidence, share, releases, documents)
+    result["scripts"] = merge_scripts(out, [v for v in versions if v in documents])
     _write(out, result)
     return result
+
+
+def _parts(text: str) -> Optional[tuple[str, str, str]]:
+    """A script's title line, its finding paragraph and the rest (None if it is not shaped so)."""
+    parts = text.split("\n\n", 2)
+    if len(parts) != 3 or not parts[0].startswith('"""Reproduce: ') or not parts[1].startswith("The sweep of "):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def _earlier_findings(path: Path) -> list[str]:
+    """The findings a shared script already lists (a range resumed after it was written)."""
+    if not path.is_file():
+        return []
+    block = path.read_text().split("each by its own sweep:\n", 1)[-1].split("\n\n", 1)[0]
+    return [" ".join(item.split()) for item in ("\n" + block).split("\n- ")[1:]]
+
+
+def merge_scripts(out: Path, versions: Sequence[str]) -> list[dict]:
+    """One reproduction script for the rows whose scripts agree but for their finding paragraph.
+
+    Reads each release's ``out/<version>/sweep.json``; groups its VIOLATED rows' scripts by row and
+    by the SHA-256 of the script without its finding paragraph; writes each group once to
+    ``out/repro/<row slug>-<hash[:8]>.py`` with every release's finding in its docstring, removes the
+    releases' copies, and points each release's ``sweep.json``/``sweep.md`` at the shared script.
+    Returns one record per script written: its path (relative to ``out``), the row and the releases.
+    """
+    out = Path(out)
+    groups: dict[tuple[str, str], dict] = {}
+    documents = {}
+    for version in versions:
+        path = out / version / "sweep.json"
+        if not path.is_file():
+            continue
+        documents[version] = json.loads(path.read_text())
+        for row in documents[version]["rows"]:
+            script = (row.get("repro") or {}).get("path")
+            if not script or script.startswith("../") or not (out / version / script).is_file():
+                continue
+            parts = _parts((out / version / script).read_text())
+            if parts is None:
+                continue
+            title, finding, rest = parts
+            digest = hashlib.sha256((title + "\n\n" + rest).encode()).hexdigest()[:8]
+            group = groups.setdefault((row["slug"], digest), {"title": title, "rest": rest, "findings": [],
+                                                              "members": []})
+            group["findings"].append(" ".join(finding.split()))
+            group["members"].append((version, row, out / version / script))
+    for (slug, digest), group in groups.items():
+        name = f"repro/{slug}-{digest}.py"
+        findings = _earlier_findings(out / name) + group["findings"]  # a resumed range keeps what it found
+        listed = "\n".join(textwrap.fill(f, width=100, initial_indent="- ", subsequent_indent="  ")
+                           for f in dict.fromkeys(findings))
+        text = (f"{group['title']}\n\nFound on {len(dict.fromkeys(findings))} release(s), each by its own sweep:\n"
+                f"{listed}\n\n{group['rest']}")
+        write_atomic(out / name, text.encode())
+        for version, row, copy in group["members"]:
+            copy.unlink()
+            if not any(copy.parent.iterdir()):
+                copy.parent.rmdir()
+            row["repro"]["path"] = f"../{name}"
+    shared: dict[str, dict] = {}
+    for version, document in documents.items():
+        for row in document["rows"]:
+            path = (row.get("repro") or {}).get("path") or ""
+            if path.startswith("../repro/"):
+                shared.setdefault(path[3:], {"path": path[3:], "row": row["key"], "versions": []})["versions"].append(version)
+    written = list(shared.values())
+    for version, document in documents.items():
+        if any(version in w["versions"] for w in written):
+            write_atomic(out / version / "sweep.json", json.dumps(document, indent=1, default=str).encode())
+            write_atomic(out / version / "sweep.md", sweep_markdown(document).encode())
+    return written
 
 
 def _write(out: Path, result: dict) -> None:
@@ -159,6 +240,10 @@ def versions_markdown(result: dict) -> str:
         lines.append(f"| {release['version']} | {release['status']} | {counts.get('violated', '—')} | "
                      f"{counts.get('not_refuted', '—')} | {counts.get('error', '—')} | {counts.get('absent', '—')} | "
                      f"{str(note).replace('|', '/')[:160]} |")
+    if result.get("scripts"):
+        lines += ["", "Reproduction scripts, in the range's folder (one for a row whose scripts agree across releases):",
+                  ""]
+        lines += [f"- `{w['path']}`: {w['row']}, on {', '.join(w['versions'])}" for w in result["scripts"]]
     by_entry: dict[str, list[dict]] = {}
     for row in result["rows"].values():
         by_entry.setdefault(row["entry"], []).append(row)

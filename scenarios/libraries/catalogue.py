@@ -18,19 +18,22 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Callable, Mapping, Optional
 
 from mechanisms.adapters.released import HEADER
 from mechanisms.claims import Claim, Relation, as_relation
 
-__all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api"]
+__all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api",
+           "require_library"]
 
 #: What an entry is.
 KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator")
 #: What one release costs, which sets its share of a sweep's budget: a vectorized batch path, one
-#: call of a noise primitive (tens of microseconds), one query (about a millisecond), or one model
-#: fit (milliseconds to tens of milliseconds).
-COSTS = ("batch", "call", "query", "fit")
+#: call of a noise primitive (tens of microseconds), one query (about a millisecond), one model
+#: fit (milliseconds to tens of milliseconds), or one fit of a synthetic-data pipeline with its
+#: inference (a second or more: dpmm's MST fits in about 3 s of CPU on eight records).
+COSTS = ("batch", "call", "query", "fit", "pipeline")
 #: Why a public name is not in the catalogue.
 REASONS = ("not DP", "not auditable as a black box", "not yet written", "covered through another entry")
 
@@ -39,6 +42,32 @@ class NotInRelease(Exception):
     """Raised by an entry's ``build`` (or found by :func:`missing_api`) when the installed release
     lacks the name or the parameter a grid point needs: the sweep reports that row as "not in
     this release", which is neither a verdict nor an error, and does not plan it."""
+
+
+def require_library(module: str, *, catalogue: str, install: str) -> ModuleType:
+    """Import ``module`` for a library's catalogue, or raise one ``ImportError`` saying how to install it.
+
+    Parameters
+    ----------
+    module : str
+        Dotted module name, e.g. ``"dpmm.pipelines"``.
+    catalogue : str
+        The library's name in ``dpaudit sweep NAME``, e.g. ``"dpmm"``.
+    install : str
+        The command that installs what is missing, e.g. ``"pip install dpmm"``.
+
+    Raises
+    ------
+    ImportError
+        ``the dpmm catalogue needs dpmm: pip install dpmm (importing 'dpmm.pipelines' failed: ...)``,
+        with the original error chained (:func:`scenarios.libraries.registry.library` tells a
+        missing library from an installed release that does not import here).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"the {catalogue} catalogue needs {module.split('.')[0]}: {install} "
+                          f"(importing {module!r} failed: {exc})") from exc
 
 
 def _resolves(name: str) -> Optional[bool]:
@@ -55,10 +84,15 @@ def _resolves(name: str) -> Optional[bool]:
             continue
         except AttributeError:
             pass
+        module = ".".join(parts[: index + 1])
         try:
-            target = importlib.import_module(".".join(parts[: index + 1]))
-        except Exception:  # noqa: BLE001 - not a module either: the name is absent
-            return False
+            target = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:  # not a module either: the name is absent
+                return False
+            return None  # the module is there but needs one that is not (snsynth 1.0.5 on a new scikit-learn)
+        except Exception:  # noqa: BLE001 - the module is there but does not import here: undecided
+            return None
     return True
 
 
@@ -268,6 +302,11 @@ class Library:
         Plain functions ``release`` functions call, whose source a script carries.
     seeded : bool
         Whether the library's randomness follows ``random_state`` (scripts then fix a seed).
+    witness_issues : mapping
+        Text in a VIOLATED row's witness statistic → the upstream issue such a refutation matches,
+        for a fault known only once the audit has named what tells the datasets apart (diffprivlib:
+        ``"grain of "`` → the floating-point rounding of its noise primitives, #94).  Linked to the
+        row's ``known`` by :func:`audit.sweep.rows.linked_known`.
     """
 
     name: str
@@ -278,10 +317,14 @@ class Library:
     script_header: str = "import numpy as np\n"
     helpers: tuple[Callable[..., Any], ...] = ()
     seeded: bool = True
+    witness_issues: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_text("name", self.name)
         _check_text("distribution", self.distribution)
+        for text, issue in self.witness_issues.items():
+            _check_text("witness_issues key", text)
+            _check_text(f"witness_issues[{text!r}]", issue)
         for name, reason in self.excluded.items():
             if not any(reason.startswith(r) for r in REASONS):
                 raise ValueError(f"{self.name}: the reason for leaving out {name!r} must start with one of "

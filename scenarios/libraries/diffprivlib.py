@@ -358,6 +358,10 @@ UNREPORTED_KMEANS = ("not reported upstream: KMeans publishes inertia_ and label
 _SIZE_CALIBRATED = ("nanmean", "nanvar", "nanstd")
 #: IBM/differential-privacy-library#106: the classifiers read their label set from the data.
 ISSUE_106 = "IBM/differential-privacy-library#106 (the label set is read from the data)"
+#: IBM/differential-privacy-library#94: the floating-point noise primitives are open to precision-based
+#: attacks (Haney et al. 2022): linked to a VIOLATED row whose witness reads a float's bit pattern.
+ISSUE_94 = ("IBM/differential-privacy-library#94 (the floating-point noise is open to precision-based attacks: "
+            "the released float's bit pattern tells the neighbours apart)")
 
 
 def _tool(name: str, what: str, grid=None, nan: bool = False, bounds: bool = True) -> Entry:
@@ -603,4 +607,4 @@ LIBRARY = register_library(Library(
     name="diffprivlib", distribution="diffprivlib", entries=entries, public_api=public_api, excluded=_EXCLUDED,
     script_header="from functools import partial\n\nimport numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
     helpers=(encode, released, fitted, seeded, mechanism_object),
-    seeded=True))
+    seeded=True, witness_issues={"grain of ": ISSUE_94, "bits of ": ISSUE_94}))

@@ -67,16 +67,12 @@ from mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
 from mechanisms.training.accountants import accountant_claim
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease
+from .catalogue import Case, Entry, Library, NotInRelease, require_library
 from .registry import register_library
 
 
 def _require(module: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"the opacus catalogue needs the optional `torch` extra: pip install \"dpaudit[torch]\" "
-                          f"(importing {module!r} failed: {exc})") from exc
+    return require_library(module, catalogue="opacus", install='pip install "dpaudit[torch]"')
 
 
 torch = _require("torch")

@@ -26,7 +26,6 @@ selection", PoPETs 2022(1).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -35,7 +34,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
@@ -44,10 +43,7 @@ __all__ = ["LIBRARY", "records", "engine", "aggregate", "select", "noise", "entr
 ADD_REMOVE, REPLACE = Relation.ADD_REMOVE, Relation.REPLACE
 _PARTITIONS = ("a", "b", "c")
 
-try:
-    pipeline_dp = importlib.import_module("pipeline_dp")
-except ImportError as exc:
-    raise ImportError(f"the pipeline-dp catalogue needs PipelineDP: pip install pipeline-dp ({exc})") from exc
+pipeline_dp = require_library("pipeline_dp", catalogue="pipeline-dp", install="pip install pipeline-dp")
 
 
 # -- release functions (their source goes into reproduction scripts) --------------------------------

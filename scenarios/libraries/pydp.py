@@ -27,7 +27,6 @@ with bounded user contribution", PoPETs 2020(2); Desfontaines, Voss, Gipson & Ma
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -36,7 +35,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, require_library
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -46,11 +45,7 @@ REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
 
 
 def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise ImportError(f"the pydp catalogue needs Google's python-dp: pip install python-dp "
-                          f"(importing {name!r} failed: {exc})") from exc
+    return require_library(name, catalogue="pydp", install="pip install python-dp")
 
 
 laplacian = _module("pydp.algorithms.laplacian")

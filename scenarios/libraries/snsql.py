@@ -37,7 +37,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
@@ -45,11 +45,8 @@ __all__ = ["LIBRARY", "reader_for", "execute", "query", "entries", "public_api"]
 
 ADD_REMOVE = Relation.ADD_REMOVE
 
-try:
-    snsql = importlib.import_module("snsql")
-    pd = importlib.import_module("pandas")
-except ImportError as exc:
-    raise ImportError(f"the smartnoise-sql catalogue needs SmartNoise SQL: pip install smartnoise-sql ({exc})") from exc
+snsql = require_library("snsql", catalogue="smartnoise-sql", install="pip install smartnoise-sql")
+pd = require_library("pandas", catalogue="smartnoise-sql", install="pip install smartnoise-sql")
 
 
 # -- release functions (their source goes into reproduction scripts) --------------------------------

@@ -45,7 +45,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library
+from .catalogue import Case, Entry, Library, require_library
 from .families import row_pairs
 from .registry import register_library
 
@@ -56,12 +56,8 @@ ADD_REMOVE, REPLACE = Relation.ADD_REMOVE, Relation.REPLACE
 DOMAIN_A, DOMAIN_B = 4, 2
 SNSYNTH_622 = "opendp/smartnoise-sdk#622 (covariance clips the data, then uses the raw data; fixed in 1.0.6)"
 
-try:
-    snsynth = importlib.import_module("snsynth")
-    pd = importlib.import_module("pandas")
-except ImportError as exc:
-    raise ImportError(f"the smartnoise-synth catalogue needs SmartNoise Synth: pip install smartnoise-synth "
-                      f"({exc})") from exc
+snsynth = require_library("snsynth", catalogue="smartnoise-synth", install="pip install smartnoise-synth")
+pd = require_library("pandas", catalogue="smartnoise-synth", install="pip install smartnoise-synth")
 
 
 # -- release functions (their source goes into reproduction scripts) --------------------------------

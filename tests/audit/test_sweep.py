@@ -320,3 +320,34 @@ def test_a_projection_the_audit_trained_is_carried_when_no_single_coordinate_sho
     (tmp_path / "repro.py").write_text(text)
     result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.splitlines()[2].endswith(": exceeded"), result.stdout + result.stderr
+
+
+# -- known issues linked by what the witness reads, and the budget of a slow pipeline ---------------
+def test_an_issue_is_linked_to_a_violated_row_whose_witness_statistic_names_it():
+    from audit.sweep.rows import linked_known
+    from scenarios.libraries import Library
+
+    issues = {"grain of ": "lib#94 (rounding)", "bits of ": "lib#94 (rounding)"}
+    row = {"verdict": "VIOLATED", "known": "", "witness": {"statistic": "coordinates: grain of output[3]"}}
+    assert linked_known(row, issues) == "lib#94 (rounding)"
+    # the catalogue's own issue first, the linked one after it, once
+    both = dict(row, known="not reported upstream: NaN rows", witness={"statistic": "coordinates: bits of output[0]"})
+    assert linked_known(both, issues) == "not reported upstream: NaN rows; lib#94 (rounding)"
+    # a row refuted through a value, or not refuted at all, gets nothing from the rule
+    assert linked_known(dict(row, witness={"statistic": "coordinates: value of output[0]"}), issues) == ""
+    assert linked_known(dict(row, verdict="NOT_REFUTED"), issues) == ""
+    with pytest.raises(ValueError, match=r"witness_issues\['grain'\]"):
+        Library(name="x", distribution="numpy", entries=tuple, public_api=tuple, witness_issues={"grain": " "})
+
+
+def test_every_cost_has_a_budget_and_a_pipeline_row_gets_its_own():
+    from audit.sweep.plan import CAPS
+    from audit.sweep.repro import REPRO_DRAWS, SCRIPT_DRAWS
+    from scenarios.libraries import COSTS
+
+    assert all(cost in table for cost in COSTS for table in (*BUDGETS.values(), CAPS, REPRO_DRAWS, SCRIPT_DRAWS))
+    case = toy.entries()[0].cases()[0]
+    pipeline = type(case)(**{**{f: getattr(case, f) for f in case.__dataclass_fields__}, "cost": "pipeline"})
+    row, = plan_rows((pipeline,), library=toy.NAME, budget="default", confidence=0.95, seed=1)
+    # a (1, 0) claim at one row needs fewer than 100 draws a side for a perfect event (refutable_samples)
+    assert row.samples == BUDGETS["default"]["pipeline"] and row.refutable

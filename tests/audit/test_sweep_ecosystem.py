@@ -19,10 +19,10 @@ fakes' seeded generator:
   perfectly separating event; the fixed release is refuted with probability at most 0.05;
 - MWEM fitted with categories read from the data: a category that only the neighbour holds appears
   in its synthetic table and never in the other's (an event of probability 0 on one side);
-- a dpmm pipeline whose generated columns carry the domain imputed from the data, at 40 draws a
-  side (what ``dpaudit sweep dpmm --samples 40`` runs): the new category is in the domain on every
-  draw of one dataset and on none of the other's, a perfectly separating event, and 40 draws are
-  above :func:`audit.sweep.plan.refutable_samples` for (1, 1e-5)-DP at one row (34).
+- dpmm's three pipelines, whose generated columns carry the domain imputed from the data, at the
+  default budget of a pipeline row (100 draws a side): the new category is in the domain on every
+  draw of one dataset and on none of the other's, a perfectly separating event, and 100 draws are
+  above :func:`audit.sweep.plan.refutable_samples` for (1, 1e-5)-DP at each of three rows.
 """
 
 from __future__ import annotations
@@ -123,10 +123,13 @@ def test_mwem_with_categories_read_from_the_data_is_refuted(monkeypatch, tmp_pat
 
 
 @pytest.mark.statistical
-def test_dpmm_domain_imputed_from_the_data_is_refuted_at_forty_draws(monkeypatch, tmp_path):
+def test_dpmm_domain_imputed_from_the_data_is_refuted_in_every_pipeline_at_the_default_budget(monkeypatch, tmp_path):
     lib = _library(monkeypatch, "dpmm")
-    case, = (c for e in lib.entries() for c in e.cases())
-    row, = plan_rows((case,), library="dpmm", budget="default", confidence=0.95, seed=2026, samples=40)
-    assert row.refutable
-    record = audit_row(row, library="dpmm", version=None, out=tmp_path, checkpoints=False)
-    assert record["verdict"] == "VIOLATED", record
+    cases = tuple(c for e in lib.entries() for c in e.cases())
+    assert [c.entry for c in cases] == [f"pipelines.{p}" for p in ("PrivBayesPipeline", "MSTPipeline", "AIMPipeline")]
+    rows = plan_rows(cases, library="dpmm", budget="default", confidence=0.95, seed=2026)
+    for row in rows:
+        assert row.refutable and row.samples == 100 and row.case.release_params["n_iters"] == 100
+        record = audit_row(row, library="dpmm", version=None, out=tmp_path, checkpoints=False)
+        assert record["verdict"] == "VIOLATED", record
+    assert not lib.coverage(lib.entries()).unaccounted

@@ -129,6 +129,20 @@ def test_an_entry_whose_names_the_release_lacks_is_not_in_this_release():
     assert missing_api(("toy.label.only",)) is None  # not a path: nothing decided
 
 
+def test_a_module_that_is_there_but_needs_a_missing_one_is_not_called_absent(tmp_path, monkeypatch):
+    """snsynth 1.0.5's ``snsynth.models`` imports ``sklearn.linear_model.base``, which a new
+    scikit-learn lacks: its names are undecided, not "not in this release"."""
+    from scenarios.libraries import missing_api
+
+    package = tmp_path / "oldlib"
+    (package / "models").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "models" / "__init__.py").write_text("import no_such_dependency_here\nThing = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert missing_api(("oldlib.models.Thing",)) is None
+    assert missing_api(("oldlib.gone.Thing",)) == "not in this release: oldlib.gone.Thing not found"
+
+
 @pytest.mark.statistical
 def test_the_installed_release_named_with_its_version_is_swept_in_place(tmp_path, capsys):
     import numpy as np
@@ -186,3 +200,38 @@ def test_entries_patterns_select_grid_points():
     kept, lacking = _select_points(cases, absent, ["make_private"])
     assert len(kept) == 2 and lacking == [absent[0]]
     assert _select_points(cases, absent, None) == (cases, absent)
+
+
+def _script(version, bound, body="import numpy as np\nprint('same body')\n"):
+    return (f'"""Reproduce: fake make_thing [p=1]\n\nThe sweep of fake {version} (dpaudit 0.1.0, 2026-01-01) reported '
+            f'VIOLATED for make_thing [p=1]: certified epsilon >= {bound}.\n\nThis script uses the library.\n"""\n{body}')
+
+
+def test_a_row_refuted_on_several_releases_gets_one_script_that_lists_each_finding(tmp_path):
+    bodies = {"0.1.0": None, "0.2.0": None, "0.3.0": "print('another release function')\n"}
+    for index, (version, body) in enumerate(bodies.items()):
+        document = _document(version, {("make_thing", "p=1"): "VIOLATED", ("make_other", "p=1"): "NOT_REFUTED"})
+        document["rows"][0].update(slug="make_thing_p_1-abc", repro={"path": "repro/make_thing_p_1-abc.py"})
+        for row in document["rows"]:
+            row.update(claim="1-DP", relation="replace", delta_lb=0.0, mu_lb=0.0)
+        document.update(date="2026-01-01", dpaudit="0.1.0", budget="small", rows_planned=2, row_confidence=0.975,
+                        confidence=0.95, coverage={"public": [], "covered": {}, "excluded": {}, "unaccounted": [],
+                                                   "fraction": 1.0})
+        (tmp_path / version / "repro").mkdir(parents=True)
+        (tmp_path / version / "repro" / "make_thing_p_1-abc.py").write_text(
+            _script(version, 2.5 + index, *([body] if body else [])))
+        (tmp_path / version / "sweep.json").write_text(json.dumps(document))
+    written = versions.merge_scripts(tmp_path, list(bodies))
+    # 0.1.0 and 0.2.0 agree but for their findings: one script; 0.3.0's body differs: its own
+    assert sorted(w["versions"] for w in written) == [["0.1.0", "0.2.0"], ["0.3.0"]]
+    shared = next(w for w in written if len(w["versions"]) == 2)
+    text = (tmp_path / shared["path"]).read_text()
+    assert "Found on 2 release(s)" in text and ">= 2.5" in text and ">= 3.5" in text and text.endswith("print('same body')\n")
+    assert not (tmp_path / "0.1.0" / "repro").exists()
+    for version in ("0.1.0", "0.2.0"):
+        row = json.loads((tmp_path / version / "sweep.json").read_text())["rows"][0]
+        assert row["repro"]["path"] == "../" + shared["path"]
+        assert f"](../{shared['path']})" in (tmp_path / version / "sweep.md").read_text()
+    # run again (a resumed range): nothing moves, and the shared script keeps both findings
+    assert versions.merge_scripts(tmp_path, list(bodies)) == written
+    assert (tmp_path / shared["path"]).read_text() == text

@@ -1,9 +1,34 @@
 """Reproduce: opendp measurements.randomized_response [kind=bitvec, f=0.5]
 
-The sweep of opendp 0.13.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
-measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
-certified epsilon >= 4.773 at delta = 0, at confidence 0.9998 (the sweep's Bonferroni share).
-Witness pair: bit 0 vs bit 1.
+Found on 7 release(s), each by its own sweep:
+- The sweep of opendp 0.11.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.78 at delta = 0, at confidence 0.999783 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.12.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.777 at delta = 0, at confidence 0.999792 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.12.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.777 at delta = 0, at confidence 0.999792 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.13.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.773 at delta = 0, at confidence 0.9998 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.14.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.721 at delta = 0, at confidence 0.999875 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.14.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.721 at delta = 0, at confidence 0.999875 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
+- The sweep of opendp 0.14.2 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+  measurements.randomized_response [kind=bitvec, f=0.5], which claims 4.39445-DP under replace:
+  certified epsilon >= 4.721 at delta = 0, at confidence 0.999875 (the sweep's Bonferroni share).
+  Witness pair: bit 0 vs bit 1.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
 neighbouring datasets and prints how often one event of the released vector happens on each.

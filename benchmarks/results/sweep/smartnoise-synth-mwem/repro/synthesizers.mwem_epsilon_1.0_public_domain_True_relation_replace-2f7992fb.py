@@ -1,0 +1,102 @@
+"""Reproduce: smartnoise-synth synthesizers.mwem [epsilon=1.0, public_domain=True, relation=replace]
+
+The sweep of smartnoise-synth 1.0.8 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
+synthesizers.mwem [epsilon=1.0, public_domain=True, relation=replace], which claims 1-DP under
+replace: certified epsilon >= 2.147 at delta = 0, at confidence 0.9875 (the sweep's Bonferroni
+share). Witness pair: last record (0, 1) → (3, 0), new category.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: count of cell (0, 0), count of cell (0, 1), count of cell (1, 0), count of cell (1, 1), count of cell (2, 0), count of cell (2, 1), count of cell (3, 0), count of cell (3, 1), rows outside the domain, marginal a = 0, marginal a = 1, marginal a = 2, marginal a = 3, marginal b = 0, marginal b = 1, distance of [3.0, 0.0] to the table; each block of capacity c is [size, leading dimension, non-finite count, c values].
+output[12] is marginal a = 3.
+
+Event: output[12] >= 1.40625  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import importlib
+import importlib.util
+import os
+import numpy as np
+import pandas as pd
+import snsynth
+
+DOMAIN_A, DOMAIN_B = 4, 2
+
+
+def table_statistics(table, probes):
+    """What one record can change in a synthetic table of columns a, b: the count of each cell
+    (a, b) of the domain, the rows outside it, the one-way marginals, and each probe record's
+    Hamming distance to the nearest synthetic row."""
+    rows = np.asarray(table, dtype=float).reshape(-1, 2)
+    cells = np.zeros((DOMAIN_A, DOMAIN_B))
+    outside = 0.0
+    for a, b in rows:
+        if 0 <= a < DOMAIN_A and 0 <= b < DOMAIN_B and a == int(a) and b == int(b):
+            cells[int(a), int(b)] += 1
+        else:
+            outside += 1
+    distances = [float(np.min(np.sum(rows != np.asarray(p, dtype=float), axis=1))) if len(rows) else 2.0
+                 for p in probes]
+    return list(cells.ravel()) + [outside] + list(cells.sum(axis=1)) + list(cells.sum(axis=0)) + distances
+
+
+def covariance_class():
+    """snsynth.models.dp_covariance.DPcovariance; releases up to 1.0.5 fail to import the package
+    ``snsynth.models`` on scikit-learn ≥ 0.24 (``sklearn.linear_model.base``), so the module's file is
+    then loaded on its own (it imports only numpy, pandas and math)."""
+    try:
+        return importlib.import_module("snsynth.models.dp_covariance").DPcovariance
+    except ImportError:
+        path = os.path.join(os.path.dirname(snsynth.__file__), "models", "dp_covariance.py")
+        spec = importlib.util.spec_from_file_location("snsynth_dp_covariance", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.DPcovariance
+
+
+def synthesize(data, random_state, *, synth, epsilon, rows, probes, public_domain=False, **kwargs):
+    """Synthesizer.create(synth, epsilon).fit(table) then sample(rows): the synthetic table's
+    statistics (:func:`table_statistics`).  ``public_domain``: the transformer is first fitted on a
+    table of every category of the public domain, as snsynth's documentation advises."""
+    frame = pd.DataFrame(np.asarray(data, dtype=int).reshape(-1, 2), columns=["a", "b"])
+    model = snsynth.Synthesizer.create(synth, epsilon=epsilon, **kwargs)
+    if public_domain:
+        domain = pd.DataFrame([(a, b) for a in range(DOMAIN_A) for b in range(DOMAIN_B)], columns=["a", "b"])
+        transformer = snsynth.TableTransformer.create(domain, style="cube", categorical_columns=["a", "b"])
+        model.fit(frame, transformer=transformer, preprocessor_eps=0.0)
+    else:
+        model.fit(frame, categorical_columns=["a", "b"], preprocessor_eps=0.0)
+    return table_statistics(model.sample(rows)[["a", "b"]].to_numpy(), probes)
+
+
+
+release = synthesize
+PARAMS = {'synth': 'mwem', 'rows': 20, 'probes': [[3.0, 0.0]], 'epsilon': 1.0, 'public_domain': True}
+D = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+D_PRIME = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])  # last record (0, 1) → (3, 0), new category
+N = 200
+EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(16), 1.0)
+
+
+def event(output):
+    return bool(output[12] >= 1.40625)
+
+
+if __name__ == "__main__":
+    random_state = None  # the library draws from its own generator
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D_PRIME"] / N, hits["D"] / N
+    print(f"P[event | D_PRIME] = {p:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    print(f"P[event | D] = {q:.4f}  ({hits['D']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
