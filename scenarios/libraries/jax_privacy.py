@@ -48,7 +48,8 @@ from mechanisms.claims import ApproxDP, GaussianDP, Relation
 
 from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, NotInRelease
-from .jax_privacy_release import (_clipped_sum, _grad_fn, _participates, _plan, _relation, _sampler, jax_privacy,
+from .jax_privacy_release import (_clipped_sum, _grad_fn, _participates, _plan, _relation, _runner, _sampler,
+                                  _stream_sums, jax_privacy,
                                   loss, plan, plan_batch, step, step_batch, stream, stream_batch, stream_sensitivity,
                                   strategy, train, train_batch)
 from .registry import register_library
@@ -477,5 +478,6 @@ LIBRARY = register_library(Library(
     name="jax-privacy", distribution="jax-privacy", entries=entries, public_api=public_api, excluded=_excluded(),
     script_header=("import importlib\nimport functools\n\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n"
                    "import jax_privacy\n"),
-    helpers=(loss, _relation, _grad_fn, _clipped_sum, strategy, stream_sensitivity, _participates, _sampler, _plan),
+    helpers=(loss, _relation, _grad_fn, _clipped_sum, strategy, stream_sensitivity, _participates, _stream_sums,
+             _runner, _sampler, _plan),
     seeded=True))

@@ -132,24 +132,29 @@ def _participates(data, steps, min_sep, max_participations):
     return ((k >= 0) & (k == np.floor(k)) & (k < max_participations)).astype(np.float64)
 
 
+@functools.lru_cache(maxsize=64)
+def _stream_sums(data_bytes, shape, l2_clip_norm, updates, min_sep, max_participations):
+    """The library's clipped sums of each step's batch, (updates, 1), for the rows (first step,
+    gradient) in ``data_bytes``: fixed by the data, so computed once per dataset."""
+    data = np.frombuffer(data_bytes, dtype=np.float64).reshape(shape)
+    grad_fn = _grad_fn(1, l2_clip_norm=l2_clip_norm)
+    mask = _participates(data, updates, min_sep, max_participations)
+    return np.stack([np.asarray(_clipped_sum(grad_fn, jnp.zeros(1), data[mask[t] > 0, 1:])) for t in range(updates)])
+
+
 def stream(data, random_state, *, kind, steps, noise_multiplier, l2_clip_norm, min_sep, max_participations, bands=2,
            method="minsep", extra_steps=0):
     """T steps of DP-MF: step t's batch holds the rows that take part in t; the sum of their clipped
     gradients goes through ``matrix_factorization_privatizer`` with noising matrix C⁻¹ and stddev
     = σ · sensitivity(C) · C_clip.  The release is the noisy sums of T + ``extra_steps`` updates
-    (updates past the T rows of a dense C⁻¹ are accepted by the privatizer)."""
-    _, noising, _ = strategy(kind, steps, bands)
+    (updates past the T rows of a dense C⁻¹ are accepted by the privatizer).  The privatizer's updates
+    run under ``jax.jit``, as a training loop runs them (:func:`_runner`, compiled once)."""
+    data = np.ascontiguousarray(data, dtype=np.float64)
     stddev = noise_multiplier * stream_sensitivity(kind, steps, min_sep, max_participations, bands, method) * l2_clip_norm
-    grad_fn = _grad_fn(1, l2_clip_norm=l2_clip_norm)
-    mask = _participates(data, steps + extra_steps, min_sep, max_participations)
-    privatizer = jax_privacy.noise_addition.matrix_factorization_privatizer(
-        noising, stddev=stddev, prng_key=int(random_state.randint(2**31)))
-    state = privatizer.init(jnp.zeros(1))
-    out = []
-    for t in range(steps + extra_steps):
-        noisy, state = privatizer.update(_clipped_sum(grad_fn, jnp.zeros(1), data[mask[t] > 0, 1:]), state)
-        out.append(float(noisy[0]))
-    return np.asarray(out)
+    sums = _stream_sums(data.tobytes(), data.shape, l2_clip_norm, steps + extra_steps, min_sep, max_participations)
+    seeds = np.array([random_state.randint(2**31)], dtype=np.uint32)
+    noisy = _runner(kind, steps, bands, float(stddev), steps + extra_steps)(seeds, sums[None].astype(np.float32))
+    return np.asarray(noisy, dtype=np.float64).ravel()
 
 
 def _sampler(sampling, steps, sampling_prob, batch_size, truncated_batch_size, cycle_length):
@@ -205,7 +210,8 @@ def _subset_table(grad_fn, rows, d):
 
 @functools.lru_cache(maxsize=32)
 def _runner(kind, steps, bands, stddev, updates=0):
-    """``f(keys, sums) -> (size, T, d)``: the privatizer's T updates under jit(vmap) over keys.
+    """``f(seeds, sums) -> (size, T, d)``: the privatizer's T updates under jit(vmap) over PRNG keys made
+    from the integer ``seeds`` inside the compiled function (so one call costs one dispatch).
     ``kind`` "gaussian" is ``gaussian_privatizer``; "toeplitz" and "banded" stream C⁻¹ (the key is the
     first part of a streaming privatizer's state); "dense" takes C⁻¹ as an array and closes over its
     key, so one privatizer is built per key inside the vmapped function.  ``updates`` (default T)
@@ -215,8 +221,8 @@ def _runner(kind, steps, bands, stddev, updates=0):
     if kind == "dense":
         noising = strategy(kind, steps, bands)[1]
 
-        def run(key, inputs):
-            privatizer = noise.matrix_factorization_privatizer(noising, stddev=stddev, prng_key=key)
+        def run(seed, inputs):
+            privatizer = noise.matrix_factorization_privatizer(noising, stddev=stddev, prng_key=jax.random.key(seed))
             state, out = privatizer.init(inputs[0]), []
             for t in range(updates):
                 noisy, state = privatizer.update(inputs[t], state)
@@ -226,8 +232,8 @@ def _runner(kind, steps, bands, stddev, updates=0):
     privatizer = (noise.gaussian_privatizer(stddev=stddev, prng_key=0) if kind == "gaussian" else
                   noise.matrix_factorization_privatizer(strategy(kind, steps, bands)[1], stddev=stddev, prng_key=0))
 
-    def run(key, inputs):
-        state = (key, privatizer.init(inputs[0])[1])
+    def run(seed, inputs):
+        state = (jax.random.key(seed), privatizer.init(inputs[0])[1])
         out = []
         for t in range(updates):
             noisy, state = privatizer.update(inputs[t], state)
@@ -239,8 +245,8 @@ def _runner(kind, steps, bands, stddev, updates=0):
 def _noisy(kind, steps, bands, stddev, sums, rng):
     """Releases of the privatizer on ``sums`` (size, updates, d) with fresh keys drawn from ``rng``."""
     size = sums.shape[0]
-    keys = jax.random.split(jax.random.key(int(rng.integers(2**31))), size)
-    out = _runner(kind, steps, bands, float(stddev), sums.shape[1])(keys, jnp.asarray(sums, dtype=jnp.float32))
+    seeds = rng.integers(2**31, size=size).astype(np.uint32)
+    out = _runner(kind, steps, bands, float(stddev), sums.shape[1])(seeds, np.asarray(sums, dtype=np.float32))
     return np.asarray(out, dtype=np.float64).reshape(size, -1)
 
 
@@ -258,13 +264,10 @@ def step_batch(data, size, rng, *, noise_multiplier, l2_clip_norm, relation="add
 def stream_batch(data, size, rng, *, kind, steps, noise_multiplier, l2_clip_norm, min_sep, max_participations,
                  bands=2, method="minsep", extra_steps=0):
     """:func:`stream` ``size`` times (participation is fixed by the data, so the sums are too)."""
+    data = np.ascontiguousarray(data, dtype=np.float64)
     stddev = noise_multiplier * stream_sensitivity(kind, steps, min_sep, max_participations, bands, method) * l2_clip_norm
-    grad_fn = _grad_fn(1, l2_clip_norm=l2_clip_norm)
     updates = steps + extra_steps
-    mask = _participates(data, updates, min_sep, max_participations)
-    sums = _cached(("stream", data.tobytes(), data.shape, l2_clip_norm, updates, min_sep, max_participations),
-                   lambda: np.stack([np.asarray(_clipped_sum(grad_fn, jnp.zeros(1), data[mask[t] > 0, 1:]))
-                                     for t in range(updates)]))
+    sums = _stream_sums(data.tobytes(), data.shape, l2_clip_norm, updates, min_sep, max_participations)
     return _noisy(kind, steps, bands, stddev, np.broadcast_to(sums, (size, updates, 1)), rng)
 
 
