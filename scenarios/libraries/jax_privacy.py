@@ -152,6 +152,7 @@ def _step_pairs(clip: float, relation: Relation, users: int) -> list[tuple]:
 
 
 def _step_build(point):
+    _need("clipped_grad", "clipping.clipped_grad", "noise_addition.gaussian_privatizer")
     params = dict(point)
     relation = REPLACE if params.get("relation") == "replace" else ADD_REMOVE
     users = params.get("users", 0)
@@ -166,6 +167,24 @@ def _step_build(point):
     return Case("clipped_grad+gaussian_privatizer", _label(point), dict(point), mechanism, claim, scenario, step,
                 params, "batch", statistic="coordinates", layout=(("noisy gradient[0]", None),
                                                                   ("noisy gradient[1]", None)))
+
+
+def _need(*names: str) -> None:
+    """:class:`NotInRelease` unless every dotted name exists under ``jax_privacy`` in the installed
+    release (1.0.0 has another API: ``dp_sgd``, ``experimental.clipping``, a ``noise_addition`` package)."""
+    for name in names:
+        target: Any = jax_privacy
+        for part in name.split("."):
+            target = getattr(target, part, None)
+            if target is None:
+                try:
+                    target = importlib.import_module(f"jax_privacy.{name.rsplit('.', 1)[0]}")
+                    target = getattr(target, name.rsplit(".", 1)[1], None)
+                except ImportError:
+                    target = None
+                if target is None:
+                    raise NotInRelease(f"jax_privacy.{name} (the catalogue follows jax-privacy 2.0's API)")
+                break
 
 
 def _check_options(function, params, own):
@@ -206,6 +225,8 @@ JAX_PRIVACY_338 = ("google-deepmind/jax_privacy#338 (dense matrix_factorization_
 
 
 def _stream_build(point):
+    _need("noise_addition.matrix_factorization_privatizer", "matrix_factorization.toeplitz.minsep_sensitivity_squared",
+          "matrix_factorization.banded.ColumnNormalizedBanded", "matrix_factorization.sensitivity.get_sensitivity_banded")
     params = {"noise_multiplier": 1.0, "l2_clip_norm": 0.5, **point}
     steps, sep, most = point["steps"], point["min_sep"], point["max_participations"]
     updates = steps + point.get("extra_steps", 0)
@@ -256,6 +277,8 @@ ACCOUNTANT_GRID = (
 
 
 def _accountant_build(point):
+    _need("clipped_grad", "noise_addition.gaussian_privatizer", "accounting.DpsgdTrainingAccountant",
+          "accounting.calibrate_noise_multiplier", "batch_selection.CyclicPoissonSampling")
     n, sampling, cycle = point["num_samples"], point.get("sampling", "poisson"), point.get("cycle_length", 1)
     truncated = point.get("truncated_batch_size")
     batch, steps = point.get("batch_size"), point.get("steps")
@@ -314,8 +337,7 @@ PLAN_GRID = (
 
 
 def _plan_build(point):
-    if importlib.util.find_spec("jax_privacy.experimental.execution_plan") is None:
-        raise NotInRelease("jax_privacy.experimental.execution_plan")
+    _need("clipped_grad", "experimental.execution_plan.BandMFExecutionPlanConfig")
     params = dict(point)
     steps = point["iterations"]
     relation = ADD_REMOVE if point.get("relation") == "add-remove" else REPLACE

@@ -100,3 +100,15 @@ def test_the_dense_privatizer_past_its_rows_is_refuted(monkeypatch, tmp_path):
     record = audit_row(row, library="jax-privacy", version=None, out=tmp_path, checkpoints=False)
     assert record.get("status") != "error", record.get("error")
     assert record["verdict"] == "VIOLATED" and "#338" in record["known"], record
+
+
+def test_an_entry_the_release_lacks_is_not_in_this_release(monkeypatch):
+    from scenarios.libraries import NotInRelease
+
+    fake.install(monkeypatch)
+    monkeypatch.delattr(sys.modules["jax_privacy.noise_addition"], "matrix_factorization_privatizer")
+    from scenarios.libraries import library
+
+    entry = next(e for e in library("jax-privacy").entries() if e.name == "matrix_factorization_privatizer")
+    with pytest.raises(NotInRelease, match="matrix_factorization_privatizer"):
+        entry.cases()
