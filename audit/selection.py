@@ -402,7 +402,7 @@ def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int
     The selection draws cannot rank events they barely resolve: a region that only one side
     reaches with probability 10⁻⁵ holds a few dozen selection draws, and two statistics' events
     there, one pure and one holding a little of the other side's mass, score alike (46 against 1
-    and 47 against 1 draws, certified 270 against 19 and 232 against 1 on 1.4·10⁷ draws).
+    and 47 against 1 draws, certified 270 against 19 and 224 against 1 on 1.37·10⁷ draws).
     Choosing one of them, by its score or by a margin favouring the primary statistic, certifies
     the weaker one about half the time.  The contenders are fixed by the selection draws alone and
     each is certified at 1/k of the slot's level (k contenders), so by the union bound the slot

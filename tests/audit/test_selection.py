@@ -121,7 +121,7 @@ def _epsilon_events(entries, alternates):
 
 def test_lanes_that_the_selection_draws_cannot_rank_are_all_certified_at_a_share_of_the_level():
     # The far-tail Laplace at 10⁷ draws: the binned lane's event held 46 against 1 selection draws,
-    # the linear lane's 47 against 1 (certified: 270 against 19, and 232 against 1).  Their predicted
+    # the linear lane's 47 against 1 (certified: 270 against 19, and 224 against 1).  Their predicted
     # values overlap by far within a standard deviation; both are certified, at half the level each.
     events, level = _epsilon_events([_tail_entry(46, 1), _tail_entry(47, 1, at=2500)], {1})
     assert sorted(e.pair for e in events) == [0, 1]
