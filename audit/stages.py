@@ -248,7 +248,7 @@ def _choose_early(run, segments, first, allocation, budget, claim, bar, alternat
     """Choosing early (:mod:`audit.allocation`) after the first selection segment ``first``: if its
     events predict a refutation, the rest of the selection draws certify instead, at a budget
     favouring the refuting slot; otherwise the rest is drawn.  ``alternates``: the entries of
-    alternate lanes, discounted as in the final choice.  Returns the selection counts, the
+    alternate lanes, whose contenders are predicted as in the final choice.  Returns the selection counts, the
     certification ends and the budget."""
     slot = predicted_to_refute(first, claim, budget, allocation.early_certification, alternates)
     if slot is None:
