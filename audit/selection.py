@@ -286,16 +286,17 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     ``curve_pairs``: the entries of ``selection`` that get curve events (default all); the headline
     family chooses over every entry (several statistics of one pair, :mod:`audit.statistics.lanes`,
     are entries of their own: the budget's ``n_pairs`` counts ``curve_pairs``).  ``alternates``: the
-    entries of alternate lanes, whose headline candidates count :data:`ALTERNATE_MARGIN` less (the
-    best of many statistics' events on the same draws is partly the luckiest)."""
+    entries of alternate lanes; when there are any, a headline slot certifies every *contender*
+    (:func:`_contenders`), each at its share of the slot's level."""
     events: list[Event] = []
     sizes = list(n_certify) if np.ndim(n_certify) else [int(n_certify)] * len(selection)
     alternates = alternates or set()
-    candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size,
-                                          ALTERNATE_SDS if entry in alternates else WINNERS_CURSE_SDS))
-                  for entry, (counts, size) in enumerate(zip(selection, sizes))]
+    primaries = sorted(set(range(len(selection))) - alternates)  # each pair's lanes follow its primary
+    owners = [max(p for p in primaries if p <= entry) for entry in range(len(selection))] if primaries else []
+    candidates = [_candidates(*_predicted(*counts.tails(), counts.n, size))
+                  for counts, size in zip(selection, sizes)]
     points: dict = {}  # (pair, level) -> (α_hi, β_hi): slots of equal level share them
-    # Headline: for each slot, the best event over all pairs.
+    # Headline: for each slot, the best event over all pairs (and, with lanes, every contender).
     for slot in (budget.headline_slots if slots is None else slots) if headline else ():
         level = budget.headline_level_of(slot, look)
         proxy = _joint_proxy_level(level)
@@ -306,10 +307,10 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
             scores = slot_values(slot, *points[pair, proxy])
             i = int(np.argmax(scores))
             bests.append((float(scores[i]), pair, int(orientation[i]), int(index[i]) + 1))
-        if alternates:  # an alternate lane must beat the primaries by a margin
-            bests = [(b[0] - ALTERNATE_MARGIN * abs(b[0]), *b[1:]) if b[1] in alternates else b for b in bests]
-        _, pair, orientation, index = _widest_of_the_best(bests, selection)
-        events.append(Event(pair, orientation, index, "headline", slot, level))
+        chosen = _contenders(bests, selection, sizes, slot, proxy, owners) if alternates else \
+            [_widest_of_the_best(bests, selection)]
+        for _, pair, orientation, index in chosen:
+            events.append(Event(pair, orientation, index, "headline", slot, level / len(chosen)))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
@@ -332,18 +333,14 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
     return events
 
 
-#: An alternate lane's headline candidate counts this share of its value less than a primary's:
-#: the best of several statistics' events on the same selection draws is partly the luckiest
-#: (measured on the under-calibrated Gaussian of the faulty zoo at 2·10⁵: an alternate's event of
-#: 16 against 0 selection draws, 6% above the primary's, certified 71 against 16).  A region only
-#: one side reaches, which the primary statistic dilutes, beats it by far more.
-ALTERNATE_MARGIN = 0.1
-#: ... and its counts are moved this many standard deviations against it (:func:`_predicted`)
-#: rather than :data:`WINNERS_CURSE_SDS`: the luck of the best of more candidates grows with the
-#: spread of their counts, most for events resting on few draws (the same under-calibrated
-#: Gaussian, with the other pair's alternate: 18 against 0 selection draws, 13.5% above the
-#: primary's best, certified 73 against 13).
-ALTERNATE_SDS = 1.0
+#: With several statistics per pair (lanes), a headline slot certifies each entry whose best event
+#: is not clearly behind the best one (:func:`_contenders`), at most this many, each at an equal share
+#: of the slot's level.
+MAX_CONTENDERS = 3
+#: ... "clearly behind": its best event's value with its predicted counts moved this many standard
+#: deviations in its favour (:func:`_predicted` with ``-CONTENDER_SDS``) stays below the best
+#: event's value with its counts moved as many against it.
+CONTENDER_SDS = 1.0
 #: Entries' best headline events within this share of the best predicted value count as tied
 #: (:func:`_widest_of_the_best`).
 NEAR_TIE = 0.01
@@ -386,26 +383,73 @@ def _widest_of_the_best(bests: list[tuple], selection: list[PairCounts]) -> tupl
     return max(tied, key=lambda t: (t[0], t[1][0]))[1]
 
 
+def _event_value(slot: Slot, counts: PairCounts, orientation: int, index: int, size: int, proxy: float,
+                 sds: float) -> float:
+    """The value of ``slot`` that one event {bin ≥ index} is predicted to certify on ``size`` draws,
+    its selection counts moved ``sds`` standard deviations against it (in its favour if negative)."""
+    tail_a, tail_b = counts.tails()
+    count_a, count_b = _predicted(tail_a[orientation, index - 1:index], tail_b[orientation, index - 1:index],
+                                  counts.n, size, sds)
+    return float(slot_values(slot, *choosing_points(count_a, size, count_b, size, proxy))[0])
+
+
+def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int], slot: Slot,
+                proxy: float, owners: list[int]) -> list[tuple]:
+    """The headline events to certify for one slot when the entries are several statistics' lanes:
+    every entry's best event (score, entry, orientation, index) that is not clearly behind the best
+    one, at most :data:`MAX_CONTENDERS` by score, each at the middle of its run of empty bins.
+
+    The selection draws cannot rank events they barely resolve: a region that only one side
+    reaches with probability 10⁻⁵ holds a few dozen selection draws, and two statistics' events
+    there, one pure and one holding a little of the other side's mass, score alike (46 against 1
+    and 47 against 1 draws, certified 270 against 19 and 224 against 1 on 1.37·10⁷ draws).
+    Choosing one of them, by its score or by a margin favouring the primary statistic, certifies
+    the weaker one about half the time.  The contenders are fixed by the selection draws alone and
+    each is certified at 1/k of the slot's level (k contenders), so by the union bound the slot
+    still fails with probability at most its level (data-dependent weights from an independent
+    split: Rubin, Dudoit & van der Laan, Stat. Appl. Genet. Mol. Biol. 2006); the report keeps the
+    largest certified bound.  "Clearly behind": an optimistic value (counts moved
+    :data:`CONTENDER_SDS` standard deviations in its favour) below the best's pessimistic one.  A
+    slot whose best score is ≤ 0 certifies one event (:func:`_widest_of_the_best`).  Two lanes of
+    one pair (``owners``: each entry's primary) whose events hold the same selection draws on both
+    sides count once: they are most likely the same region, seen through two statistics."""
+    top = max(bests, key=lambda b: b[0])
+    if top[0] <= 0:
+        return [_widest_of_the_best(bests, selection)]
+    floor = _event_value(slot, selection[top[1]], top[2], top[3], sizes[top[1]], proxy, CONTENDER_SDS)
+    ahead = sorted((b for b in bests if b is top or (b[0] > 0 and _event_value(
+        slot, selection[b[1]], b[2], b[3], sizes[b[1]], proxy, -CONTENDER_SDS) >= floor)),
+        key=lambda b: -b[0])
+    chosen, seen = [], set()
+    for score, entry, orientation, index in ahead:
+        tail_a, tail_b = selection[entry].tails()
+        held = (owners[entry], int(tail_a[orientation, index - 1]), int(tail_b[orientation, index - 1]))
+        if held not in seen and len(chosen) < MAX_CONTENDERS:
+            seen.add(held)
+            chosen.append((score, entry, orientation, _empty_run(selection[entry], index)[0]))
+    return chosen
+
+
 def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
                         alternates: Optional[set[int]] = None) -> Optional[Slot]:
     """The first headline slot whose event, chosen on ``selection`` at the budget favouring it
     (:meth:`Budget.favouring`), would refute the claim with ``n_certify`` certification draws per
-    side, its counts predicted as pessimistically as for choosing (:func:`_predicted`, with the
-    alternate lanes' margin as in :func:`select_events`); None if none would.  Decides *choosing
-    early* (:mod:`audit.allocation`) from selection draws alone."""
+    side, its counts predicted as pessimistically as for choosing (:func:`_predicted`; with
+    ``alternates``, any of the slot's contenders at its share of the level, as in
+    :func:`select_events`); None if none would.  Decides *choosing early* (:mod:`audit.allocation`)
+    from selection draws alone."""
     for slot in budget.headline_slots:
         claimed = slot.allowed_by(claim)
         if claimed is None or not np.isfinite(claimed):
             continue
-        event, = select_events(selection, claim, budget.favouring(slot), n_certify, curves=False, slots=(slot,),
-                               alternates=alternates)
-        count_a, count_b = (tail[event.orientation, event.index - 1] for tail in selection[event.pair].tails())
-        sds = ALTERNATE_SDS if alternates and event.pair in alternates else WINNERS_CURSE_SDS
-        count_a, count_b = _predicted(np.array([count_a]), np.array([count_b]), selection[event.pair].n, n_certify,
-                                      sds)
-        if JointTest(slot, int(count_a[0]), int(count_b[0]), n_certify,
-                     JOINT_FACTOR * event.level).rejects(claimed):
-            return slot
+        for event in select_events(selection, claim, budget.favouring(slot), n_certify, curves=False,
+                                   slots=(slot,), alternates=alternates):
+            count_a, count_b = (tail[event.orientation, event.index - 1] for tail in selection[event.pair].tails())
+            count_a, count_b = _predicted(np.array([count_a]), np.array([count_b]), selection[event.pair].n,
+                                          n_certify)
+            if JointTest(slot, int(count_a[0]), int(count_b[0]), n_certify,
+                         JOINT_FACTOR * event.level).rejects(claimed):
+                return slot
     return None
 
 

@@ -38,8 +38,10 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: :mod:`audit.allocation`).  "6": training chunks keep their raw rows out of the other summaries
 #: and may keep per-column counts (:mod:`audit.statistics.training`).
 #: "7": a pair may count several statistics' events (lanes, :mod:`audit.statistics.lanes`), so the
-#: pilot and histogram arrays hold one row per lane.
-ENGINE_VERSION = "7"
+#: pilot and histogram arrays hold one row per lane.  "8": with lanes, a headline slot certifies
+#: every lane's event that the selection draws cannot rank below the best (:func:`audit.selection._contenders`),
+#: each at a share of the slot's level, so a resumed version-7 audit would choose other events.
+ENGINE_VERSION = "8"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
@@ -246,7 +248,7 @@ def _choose_early(run, segments, first, allocation, budget, claim, bar, alternat
     """Choosing early (:mod:`audit.allocation`) after the first selection segment ``first``: if its
     events predict a refutation, the rest of the selection draws certify instead, at a budget
     favouring the refuting slot; otherwise the rest is drawn.  ``alternates``: the entries of
-    alternate lanes, discounted as in the final choice.  Returns the selection counts, the
+    alternate lanes, whose contenders are predicted as in the final choice.  Returns the selection counts, the
     certification ends and the budget."""
     slot = predicted_to_refute(first, claim, budget, allocation.early_certification, alternates)
     if slot is None:

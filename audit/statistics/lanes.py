@@ -5,12 +5,13 @@ reaches with probability 10⁻⁵ holds a handful of training draws, too few to 
 yet dozens of selection draws and a hundred certification draws, enough to refute a claim.
 :class:`Lanes` therefore carries, beside the chosen (*primary*) statistic, the other fitted
 candidates (*alternates*).  The fixed-design audit counts the threshold events of every lane on the
-same draws (:mod:`audit.stages`) and chooses each headline event over all lanes and pairs on the
-selection draws, by the same robust score as any threshold.  Which lane an event comes from is part
-of the event, and it is fixed before any certification draw is counted, so the certified bound
-keeps its level exactly as the choice of a threshold does (docs/method.md, "The guarantee"): the
-headline family still certifies one event per quantity, at the same level.  The curve family
-counts the primary lane only, so its Bonferroni share per pair is unchanged.
+same draws (:mod:`audit.stages`), and each headline quantity takes every lane's best event on the
+selection draws: the best one, and every other that the selection draws cannot rank below it, are
+certified, each at an equal share of the quantity's level (:func:`audit.selection._contenders`).
+Which events, from which lanes, and at which shares are fixed before any certification draw is
+counted, and the shares sum to the quantity's level, so the union bound holds as for a single event
+(docs/method.md, "The guarantee").  The curve family counts the primary lane only, so its
+Bonferroni share per pair is unchanged.
 
 Called as a function, a :class:`Lanes` is its primary statistic: the anytime audit and every other
 user of a single score see that one.

@@ -98,3 +98,52 @@ def test_an_early_look_builds_no_joint_test_for_a_slot_that_cannot_refute_the_cl
     assert [c.refutes for c in early] == [c.refutes for c in last]
     mu_last = next(c for c in last if c.event.slot == MU)
     assert mu_last.bound > 0  # the last look (and a stopping one) still certifies the μ bound
+
+
+# --- several statistics of one pair (lanes): contenders share the slot's level ----------------------
+
+def _tail_entry(one_sided: int, other: int, at: int = 2000) -> PairCounts:
+    """A bulk both sides share, then ``one_sided`` neighbour draws and ``other`` base draws in one bin."""
+    base, neighbour = np.zeros(BINS, dtype=np.int64), np.zeros(BINS, dtype=np.int64)
+    base[1:1001], neighbour[1:1001] = 2000, 2000
+    neighbour[at] += one_sided
+    base[at] += other
+    return PairCounts(base, neighbour, 2_000_000)
+
+
+def _epsilon_events(entries, alternates):
+    claim = ApproxDP(1.0, 1e-5)
+    budget = Budget(0.05, headline_slots(claim), 1)
+    events = select_events(entries, claim, budget, 6_000_000, curves=False, slots=(Slot.epsilon_at(1e-5),),
+                           curve_pairs=[0], alternates=alternates)
+    return events, budget.headline_level_of(Slot.epsilon_at(1e-5))
+
+
+def test_lanes_that_the_selection_draws_cannot_rank_are_all_certified_at_a_share_of_the_level():
+    # The far-tail Laplace at 10⁷ draws: the binned lane's event held 46 against 1 selection draws,
+    # the linear lane's 47 against 1 (certified: 270 against 19, and 224 against 1).  Their predicted
+    # values overlap by far within a standard deviation; both are certified, at half the level each.
+    events, level = _epsilon_events([_tail_entry(46, 1), _tail_entry(47, 1, at=2500)], {1})
+    assert sorted(e.pair for e in events) == [0, 1]
+    assert all(e.level == pytest.approx(level / 2, rel=1e-12) for e in events)
+
+
+def test_a_lane_clearly_behind_the_best_is_not_certified():
+    # 200 against 0 draws and 12 against 3: the second's optimistic value (counts one standard
+    # deviation in its favour) is far below the first's pessimistic one.
+    events, level = _epsilon_events([_tail_entry(200, 0), _tail_entry(12, 3)], {1})
+    assert [e.pair for e in events] == [0] and events[0].level == level
+
+
+def test_two_lanes_holding_the_same_selection_draws_count_once():
+    # The same region through two statistics (equal counts on both sides): one event, the whole level.
+    events, level = _epsilon_events([_tail_entry(60, 1), _tail_entry(60, 1, at=3000)], {1})
+    assert len(events) == 1 and events[0].level == level
+
+
+def test_at_most_max_contenders_share_a_slot():
+    entries = [_tail_entry(40 + k, 1, at=2000 + 100 * k) for k in range(5)]
+    events, level = _epsilon_events(entries, {1, 2, 3, 4})
+    assert len(events) == selection.MAX_CONTENDERS
+    assert sorted(e.pair for e in events) == [2, 3, 4]  # the best scores
+    assert all(e.level == pytest.approx(level / selection.MAX_CONTENDERS, rel=1e-12) for e in events)
