@@ -219,7 +219,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
-    if lib_info.get("graybox"):  # record/replay the row's pairs first, the audit aimed at a finding
+    if lib_info.get("graybox") or row.case.graybox:  # replay the row's pairs first, the audit aimed at a finding
         record = graybox_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
     else:
         record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
