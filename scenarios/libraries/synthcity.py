@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from typing import Any, Mapping
 
 import numpy as np
@@ -108,9 +109,9 @@ def generate(data, random_state, *, plugin, rows, probes, seeded=True, **kwargs)
     """Plugins().get(plugin, **kwargs).fit(table).generate(rows): the synthetic table's statistics
     (:func:`table_statistics`).  ``seeded``: the plugin's ``random_state`` is drawn from
     ``random_state`` (else synthcity's default, 0, with which every fit draws the same noise)."""
-    import torch
-
-    torch.set_num_threads(1)
+    torch = sys.modules.get("torch")  # synthcity imported it; one thread a fit (the sweep runs its own workers)
+    if torch is not None:
+        torch.set_num_threads(1)
     frame = pd.DataFrame(np.asarray(data, dtype=int).reshape(-1, 2), columns=["a", "b"])
     if seeded:
         kwargs["random_state"] = int(random_state.randint(2**31 - 1))
@@ -158,7 +159,7 @@ def _generator(name: str, grid, *, approx: bool, graybox: bool, known: str, text
                                                                  else "")
         return Case(f"plugins.{name}", label, dict(point), mechanism, claim, scenario, generate, params, "fit",
                     statistic="coordinates", known=row_known, layout=layout, graybox=graybox)
-    return Entry(f"plugins.{name}", (f"synthcity.plugins.{name}",), "model", text,
+    return Entry(f"plugins.{name}", (f"synthcity.plugins.privacy.plugin_{name}",), "model", text,
                  REPLACE if all(p.get("relation") == "replace" for p in grid) else ADD_REMOVE, tuple(grid), build)
 
 
@@ -189,27 +190,28 @@ def entries() -> tuple[Entry, ...]:
 
 def public_api() -> tuple[str, ...]:
     """The plugins of the installed release that are DP generators or claim privacy: every plugin of
-    category "privacy", and any other whose constructor takes ``epsilon``."""
+    category "privacy", and any other whose constructor takes ``epsilon``, each named by its module
+    (``synthcity.plugins.privacy.plugin_privbayes`` is ``Plugins().get("privbayes")``)."""
     loader = plugins_module.Plugins()
     names = []
     for name in loader.list():
         cls = loader.get_type(name)
         if cls.type() == "privacy" or "epsilon" in inspect.signature(cls.__init__).parameters:
-            names.append(f"synthcity.plugins.{name}")
+            names.append(f"synthcity.plugins.{cls.type()}.plugin_{name}")
     return tuple(sorted(names))
 
 
 _EXCLUDED = {
-    "synthcity.plugins.aim": ("not auditable as a black box: one fit and generate of 20 rows takes 20 s of CPU "
-                              "(60 s of wall time on the shared 2-core machine) on two columns of twelve records, "
-                              "so even the 8 fits of a gray-box replay and the ~80 of a perfectly separating "
-                              "event's audit exceed the sweep's 30 minutes"),
-    "synthcity.plugins.adsgan": "not DP: AdsGAN's identifiability penalty takes no epsilon and claims no DP",
-    "synthcity.plugins.decaf": "not DP: DECAF (fairness by causal debiasing) takes no epsilon and claims no DP",
+    "synthcity.plugins.privacy.plugin_aim": (
+        "not auditable as a black box: one fit and generate of 20 rows takes 20 s of CPU (60 s of wall time on the shared 2-core machine) on two columns of twelve records, "
+        "so even the 8 fits of a gray-box replay and the ~80 of a perfectly separating event's audit exceed the "
+        "sweep's 30 minutes"),
+    "synthcity.plugins.privacy.plugin_adsgan": "not DP: AdsGAN's identifiability penalty takes no epsilon, claims no DP",
+    "synthcity.plugins.privacy.plugin_decaf": "not DP: DECAF (fairness by causal debiasing) takes no epsilon and claims no DP",
 }
 
 LIBRARY = register_library(Library(
     name="synthcity", distribution="synthcity", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="import numpy as np\nimport pandas as pd\nfrom synthcity import plugins as plugins_module\n\n"
+    script_header="import sys\nimport numpy as np\nimport pandas as pd\nfrom synthcity import plugins as plugins_module\n\n"
                   f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
     helpers=(table_statistics,), seeded=True))
