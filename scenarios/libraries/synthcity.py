@@ -146,7 +146,9 @@ def _generator(name: str, grid, *, approx: bool, graybox: bool, known: str, text
         key = point.get("data", "new category")
         probes = [list(_EXTRA[key][0])]
         arguments = {**fixed, **{k: v for k, v in point.items() if k not in _ROW_KEYS}}
-        params = {"plugin": name, "rows": 20, "probes": probes, "seeded": point.get("seeded", True), **arguments}
+        # A gray-box row audits at the few draws a perfectly separating event needs: 200 synthetic rows
+        # make "the new category appears" near certain on D′ whenever the generator gives it any mass.
+        params = {"plugin": name, "rows": 200 if graybox else 20, "probes": probes, "seeded": point.get("seeded", True), **arguments}
         claim = (ApproxDP(point["epsilon"], point["delta"], relation) if approx else PureDP(point["epsilon"], relation))
         extra = [(_EXTRA[key][0], _EXTRA[key][1] if relation is ADD_REMOVE else
                   f"last record (0, 1) → {tuple(int(v) for v in _EXTRA[key][0])}, {key}")]
