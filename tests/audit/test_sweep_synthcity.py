@@ -142,3 +142,31 @@ def test_the_graybox_pategan_row_is_replayed_and_refuted(monkeypatch, tmp_path):
     record = graybox_row(row, library="synthcity", version=None, out=tmp_path, checkpoints=False)
     assert record["graybox"]["replays"] == 2 and not record["graybox"]["unreplayable"], record["graybox"]
     assert record["verdict"] == "VIOLATED", record
+
+
+def test_a_synthcity_release_is_installed_without_its_torch_and_with_the_stand_in(monkeypatch, tmp_path):
+    from audit.sweep import releases
+
+    steps = []
+
+    def run(step, **kwargs):
+        steps.append(step)
+        if "venv" in step:  # what `python -m venv` would make
+            (Path(step[-1]) / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+            (Path(step[-1]) / "bin").mkdir()
+            (Path(step[-1]) / "bin" / "python").touch()
+        return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(releases.subprocess, "run", run)
+    monkeypatch.setattr(releases, "_interpreter", lambda name: "/usr/bin/python3")
+    python = releases.ensure_environment("synthcity", "synthcity", "0.2.12", folder=tmp_path)
+    venv, library, own = steps
+    assert "--system-site-packages" in venv
+    assert "--no-deps" in library and "synthcity==0.2.12" in library and "numpy==1.26.4" in library
+    assert not {p.split("=")[0] for p in library} & {"torch", "torchvision"}  # the CPU torch here stays
+    assert "--no-deps" not in own and any(p.startswith("scipy") for p in own)
+    stand_in = python.parent.parent / "lib" / "python3.11" / "site-packages" / "torchvision" / "__init__.py"
+    assert "stand-in" in stand_in.read_text()
+    # Built once: a second call finds the stamp and runs nothing.
+    assert releases.ensure_environment("synthcity", "synthcity", "0.2.12", folder=tmp_path) == python
+    assert len(steps) == 3
