@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .torch_stand_ins import SYNTHCITY_PINS, write_torchvision_stand_in
+
 __all__ = ["Environment", "DPAUDIT_DEPENDENCIES", "cache_folder", "parse_release", "available_releases",
            "select_releases", "release_environment", "register_release_rule", "ensure_environment",
            "sweep_in_environment", "version_key"]
@@ -107,8 +109,6 @@ def _synthcity(version: str) -> Environment:
     # synthcity pins torch < 2.3 and numpy < 2: the environment sees the CPU torch installed here, and
     # synthcity and the requirements measured to run its DP plugins are installed without their own
     # (audit/sweep/torch_stand_ins.py), with a stand-in for the CUDA-only torchvision.
-    from .torch_stand_ins import SYNTHCITY_PINS, write_torchvision_stand_in
-
     return Environment(sys.executable, SYNTHCITY_PINS, system_site=True, no_deps=True,
                        setup=write_torchvision_stand_in)
 

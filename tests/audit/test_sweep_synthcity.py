@@ -149,7 +149,7 @@ def test_a_synthcity_release_is_installed_without_its_torch_and_with_the_stand_i
 
     steps = []
 
-    def run(step, **kwargs):
+    def pip_and_venv(step, **kwargs):
         steps.append(step)
         if "venv" in step:  # what `python -m venv` would make
             (Path(step[-1]) / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
@@ -157,7 +157,7 @@ def test_a_synthcity_release_is_installed_without_its_torch_and_with_the_stand_i
             (Path(step[-1]) / "bin" / "python").touch()
         return type("Done", (), {"returncode": 0, "stderr": ""})()
 
-    monkeypatch.setattr(releases.subprocess, "run", run)
+    monkeypatch.setattr(releases.subprocess, "run", pip_and_venv)
     monkeypatch.setattr(releases, "_interpreter", lambda name: "/usr/bin/python3")
     python = releases.ensure_environment("synthcity", "synthcity", "0.2.12", folder=tmp_path)
     venv, library, own = steps
