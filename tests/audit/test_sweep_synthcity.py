@@ -26,6 +26,7 @@ The statistical tests plan one row alone at sweep confidence 0.95 on the fake's 
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -157,7 +158,7 @@ def test_a_synthcity_release_is_installed_without_its_torch_and_with_the_stand_i
             (Path(step[-1]) / "bin" / "python").touch()
         return type("Done", (), {"returncode": 0, "stderr": ""})()
 
-    monkeypatch.setattr(releases.subprocess, "run", pip_and_venv)
+    monkeypatch.setattr(releases, "subprocess", types.SimpleNamespace(run=pip_and_venv))  # no process starts
     monkeypatch.setattr(releases, "_interpreter", lambda name: "/usr/bin/python3")
     python = releases.ensure_environment("synthcity", "synthcity", "0.2.12", folder=tmp_path)
     venv, library, own = steps
