@@ -182,7 +182,9 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         return {"error": "the witness pair's datasets are not in the report"}
     base, neighbour, label = found
     rng = np.random.default_rng(np.random.SeedSequence([row.seed, 0x5EED]))
-    draws = REPRO_DRAWS[case.cost]
+    # A gray-box row's release is too costly for the fixed count: its own draws a side (what a
+    # perfectly separating event needs), for choosing the event and in the script.
+    draws = row.samples if case.graybox else REPRO_DRAWS[case.cost]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = case.mechanism(base, draws, rng)
@@ -193,7 +195,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
                          "the audit's certified event is in the report"}
-    n = script_draws(event, case.cost)
+    n = row.samples if case.graybox else script_draws(event, case.cost)
     layout = ""
     coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if case.layout:
