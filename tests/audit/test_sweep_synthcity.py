@@ -68,6 +68,12 @@ def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch):
                 assert out[0, :9].sum() == (200 if case.graybox else 20), case.key
             assert len(case.release(pair.neighbor, np.random.RandomState(0), **case.release_params)) == \
                 case.mechanism.output_dim - 1
+    known = {c.key: c.known.split(":")[0] for c in cases}
+    assert known == {"plugins.privbayes [epsilon=1.0]": "synthcity",  # the schema read from the data
+                     "plugins.privbayes [epsilon=1.0, data=rare cell, relation=replace]": "synthcity PrivBayes",
+                     "plugins.privbayes [epsilon=1.0, data=common, seeded=False]": "synthcity",  # the seed
+                     "plugins.dpgan [epsilon=1.0, delta=1e-05]": "synthcity",
+                     "plugins.pategan [epsilon=1.0, delta=1e-05]": "vanderschaarlab/synthcity#278 (PATE-GAN"}, known
     coverage = lib.coverage(entries)
     assert coverage.unaccounted == (), coverage.unaccounted
     assert set(coverage.excluded) == {"synthcity.plugins.privacy.plugin_aim", "synthcity.plugins.privacy.plugin_adsgan"}
