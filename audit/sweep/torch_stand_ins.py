@@ -37,7 +37,8 @@ SYNTHCITY_PINS = (
     "inflate64==1.0.4", "multivolumefile==0.2.3", "brotli==1.2.1", "pycryptodomex==3.24.2", "backports.zstd==1.8.0",
 )
 
-TORCHVISION_STAND_IN = '''"""A stand-in for torchvision, written by dpaudit's synthcity environment (audit/sweep/torch_stand_ins.py).
+TORCHVISION_STAND_IN = '''"""A stand-in for torchvision, written by dpaudit's synthcity environment
+(audit/sweep/torch_stand_ins.py).
 
 synthcity imports torchvision (and, through tsai and fastai, torchvision.models and
 torchvision.transforms) at module level for its image and time-series models only.  The torchvision

@@ -151,7 +151,8 @@ def _generator(name: str, grid, *, approx: bool, graybox: bool, known: str, text
         arguments = {**fixed, **{k: v for k, v in point.items() if k not in _ROW_KEYS}}
         # A gray-box row audits at the few draws a perfectly separating event needs: 200 synthetic rows
         # make "the new category appears" near certain on D′ whenever the generator gives it any mass.
-        params = {"plugin": name, "rows": 200 if graybox else 20, "probes": probes, "seeded": point.get("seeded", True), **arguments}
+        params = {"plugin": name, "rows": 200 if graybox else 20, "probes": probes,
+                  "seeded": point.get("seeded", True), **arguments}
         claim = (ApproxDP(point["epsilon"], point["delta"], relation) if approx else PureDP(point["epsilon"], relation))
         extra = [(_EXTRA[key][0], _EXTRA[key][1] if relation is ADD_REMOVE else
                   f"last record (0, 1) → {tuple(int(v) for v in _EXTRA[key][0])}, {key}")]
@@ -210,15 +211,17 @@ def public_api() -> tuple[str, ...]:
 
 _EXCLUDED = {
     "synthcity.plugins.privacy.plugin_aim": (
-        "not auditable as a black box: one fit and generate of 20 rows takes 20 s of CPU (60 s of wall time on the shared 2-core machine) on two columns of twelve records, "
-        "so even the 8 fits of a gray-box replay and the ~80 of a perfectly separating event's audit exceed the "
-        "sweep's 30 minutes"),
+        "not auditable as a black box: one fit and generate of 20 rows takes 20 s of CPU (60 s of wall time on "
+        "the shared 2-core machine) on two columns of twelve records, so a gray-box row (its replay and the ~94 "
+        "fits of a perfectly separating event's audit) alone needs over 30 minutes of CPU, the sweep's budget"),
     "synthcity.plugins.privacy.plugin_adsgan": "not DP: AdsGAN's identifiability penalty takes no epsilon, claims no DP",
-    "synthcity.plugins.privacy.plugin_decaf": "not DP: DECAF (fairness by causal debiasing) takes no epsilon and claims no DP",
+    "synthcity.plugins.privacy.plugin_decaf": "not DP: DECAF (fairness by causal debiasing) takes no epsilon, claims "
+                                              "no DP",
 }
 
 LIBRARY = register_library(Library(
     name="synthcity", distribution="synthcity", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="import sys\nimport numpy as np\nimport pandas as pd\nfrom synthcity import plugins as plugins_module\n\n"
+    script_header="import sys\nimport numpy as np\nimport pandas as pd\n"
+                  "from synthcity import plugins as plugins_module\n\n"
                   f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
     helpers=(table_statistics,), seeded=True))
