@@ -15,7 +15,8 @@ A row is also raised to :func:`refutable_samples`, the fewest draws with which a
 separating event could refute the claim at the row's confidence, up to :data:`CAPS` times the
 budget; a row still below it is flagged ``refutable = False`` (the claim is beyond what its budget
 can refute, like ``violated (limit)`` in ``dpaudit run``).  Samples only decide how strong the
-evidence can be, never its validity.
+evidence can be, never its validity.  A gray-box row (``Case.graybox``: a release too costly for a
+black-box row) draws exactly :func:`refutable_samples`.
 
 **Seeds.**  Each row's seed is derived from the sweep's seed and the row's key (library, entry,
 grid point), so a row's report does not depend on the order or the number of workers.
@@ -123,6 +124,8 @@ def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence:
         needed = refutable_samples(case.claim, row_confidence)
         if samples is not None:
             count = int(samples)
+        elif case.graybox:  # a release too costly for the budget: what a perfect event needs
+            count = needed
         else:
             base = BUDGETS[budget][case.cost]
             count = max(base, min(needed, base * CAPS[case.cost]))

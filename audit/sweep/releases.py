@@ -12,7 +12,10 @@ by ``python -m audit sweep`` inside a virtual environment of its own under :func
   ``PYTHONPATH``, so every release is swept by the same, unchanged catalogue, which adapts to the
   release's API (an entry or parameter the release lacks is a row "not in this release").
 
-A library whose releases need other pins registers a rule with :func:`register_release_rule`.
+A library whose releases need other pins registers a rule with :func:`register_release_rule`.  A rule
+may install the release and its pins without their declared requirements (``no_deps``: synthcity
+pins a torch older than the CPU build installed here) and finish with a ``setup`` step
+(:mod:`audit.sweep.torch_stand_ins`).
 
 **Error control across releases.**  A range of k releases is one family: each release's sweep runs
 at confidence 1 − (1 − C)/k, so the probability that any claim that holds is reported VIOLATED in
@@ -31,6 +34,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
+
+from .torch_stand_ins import SYNTHCITY_PINS, write_torchvision_stand_in
 
 __all__ = ["Environment", "DPAUDIT_DEPENDENCIES", "cache_folder", "parse_release", "available_releases",
            "select_releases", "release_environment", "register_release_rule", "ensure_environment",
@@ -53,6 +58,11 @@ class Environment:
     python: str
     pins: tuple[str, ...] = ()
     system_site: bool = False
+    #: Install the release without its declared requirements (which would replace the interpreter's
+    #: torch), and the pins as given, also without theirs.
+    no_deps: bool = False
+    #: ``setup(environment_folder)``, run once the packages are installed.
+    setup: Optional[Callable[[Path], None]] = None
 
 
 def version_key(version: str) -> tuple:
@@ -101,8 +111,17 @@ def _smartnoise_synth(version: str) -> Environment:
     return Environment(sys.executable, (), system_site=True)
 
 
+def _synthcity(version: str) -> Environment:
+    # synthcity pins torch < 2.3 and numpy < 2: the environment sees the CPU torch installed here, and
+    # synthcity and the requirements measured to run its DP plugins are installed without their own
+    # (audit/sweep/torch_stand_ins.py), with a stand-in for the CUDA-only torchvision.
+    return Environment(sys.executable, SYNTHCITY_PINS, system_site=True, no_deps=True,
+                       setup=write_torchvision_stand_in)
+
+
 _RULES: dict[str, Callable[[str], Environment]] = {"diffprivlib": _diffprivlib, "opendp": _opendp,
-                                                   "opacus": _opacus, "smartnoise-synth": _smartnoise_synth}
+                                                   "opacus": _opacus, "smartnoise-synth": _smartnoise_synth,
+                                                   "synthcity": _synthcity}
 
 
 def register_release_rule(library: str, rule: Callable[[str], Environment]) -> None:
@@ -213,8 +232,15 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
     tag = f"{distribution}-{version}-{python_name.removeprefix('python')}" + ("-site" if env.system_site else "")
     path = folder / tag
     python = path / "bin" / "python"
-    command = ["pip", "install", "--disable-pip-version-check", "--quiet", *env.pins, f"{distribution}=={version}",
-               *_unpinned(DPAUDIT_DEPENDENCIES, env.pins)]
+    pip = ["pip", "install", "--disable-pip-version-check", "--quiet"]
+    own = _unpinned(DPAUDIT_DEPENDENCIES, env.pins)
+    if env.no_deps:  # the release and its pins without their declared requirements; dpaudit's with theirs
+        installs = [[*pip, "--no-deps", *env.pins, f"{distribution}=={version}"], [*pip, *own]]
+    else:
+        installs = [[*pip, *env.pins, f"{distribution}=={version}", *own]]
+    command = installs[0] if len(installs) == 1 else installs  # the stamp of the one-step builds is unchanged
+    if env.setup is not None:
+        command = [*installs, [f"{env.setup.__module__}.{env.setup.__name__}"]]
     stamp = path / "dpaudit-ready.json"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{tag}.lock", "w") as lock:
@@ -227,12 +253,14 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
             raise RuntimeError(str(exc)) from None
         log(f"dpaudit: building the environment of {distribution}=={version} in {path} (once)")
         venv = [interpreter, "-m", "venv", "--clear", *(["--system-site-packages"] if env.system_site else []), str(path)]
-        steps = [venv, [str(python), "-m", *command]]
+        steps = [venv, *([str(python), "-m", *install] for install in installs)]
         for step in steps:
             done = subprocess.run(step, capture_output=True, text=True)
             if done.returncode != 0:
                 tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
                 raise RuntimeError(f"cannot build the environment of {distribution}=={version}: {tail}")
+        if env.setup is not None:
+            env.setup(path)
         stamp.write_text(json.dumps({"command": command, "python": interpreter}))
     return python
 

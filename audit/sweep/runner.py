@@ -182,7 +182,9 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         return {"error": "the witness pair's datasets are not in the report"}
     base, neighbour, label = found
     rng = np.random.default_rng(np.random.SeedSequence([row.seed, 0x5EED]))
-    draws = min(REPRO_DRAWS[case.cost], row.samples)  # never more releases than the row's own audit drew
+    # Never more releases than the row's own audit drew; a gray-box row's release is too costly for
+    # the fixed count: its own draws a side (what a perfectly separating event needs).
+    draws = row.samples if case.graybox else min(REPRO_DRAWS[case.cost], row.samples)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = case.mechanism(base, draws, rng)
@@ -193,7 +195,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
                          "the audit's certified event is in the report"}
-    n = script_draws(event, case.cost)
+    n = row.samples if case.graybox else script_draws(event, case.cost)
     layout = ""
     coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if case.layout:
@@ -219,7 +221,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:
-    if lib_info.get("graybox"):  # record/replay the row's pairs first, the audit aimed at a finding
+    if lib_info.get("graybox") or row.case.graybox:  # replay the row's pairs first, the audit aimed at a finding
         record = graybox_row(row, library=lib_info["name"], version=lib_info["version"], out=out)
     else:
         record = audit_row(row, library=lib_info["name"], version=lib_info["version"], out=out)

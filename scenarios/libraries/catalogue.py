@@ -149,6 +149,11 @@ class Case:
         The blocks of the vector ``release`` returns, in order: ``(name, None)`` for one raw value,
         ``(name, c)`` for a block :func:`mechanisms.adapters.released.encode` wrote with capacity c.
         Used to name a coordinate in reports and scripts; empty if unknown.
+    graybox : bool
+        Whether the row is a gray-box row: its pairs are recorded on D and replayed on D′ before
+        its audit (:mod:`audit.sweep.graybox`), and the audit draws what a perfectly separating
+        event needs rather than the budget (for a release too costly for a black-box row: a model
+        fit of seconds).
     """
 
     entry: str
@@ -163,6 +168,7 @@ class Case:
     statistic: Any = "auto"
     known: str = ""
     layout: tuple = ()
+    graybox: bool = False
 
     def __post_init__(self) -> None:
         _check_text("entry", self.entry)

@@ -27,12 +27,11 @@ import importlib
 
 import numpy as np
 
-try:
-    jax = importlib.import_module("jax")
-    jnp = importlib.import_module("jax.numpy")
-    jax_privacy = importlib.import_module("jax_privacy")
-except ImportError as exc:
-    raise ImportError(f"the jax-privacy catalogue needs JAX Privacy: pip install jax-privacy ({exc})") from exc
+from .catalogue import require_library
+
+jax = require_library("jax", catalogue="jax-privacy", install="pip install jax-privacy")
+jnp = require_library("jax.numpy", catalogue="jax-privacy", install="pip install jax-privacy")
+jax_privacy = require_library("jax_privacy", catalogue="jax-privacy", install="pip install jax-privacy")
 
 __all__ = ["loss", "step", "stream", "train", "plan", "step_batch", "stream_batch", "train_batch", "plan_batch",
            "strategy", "stream_sensitivity", "MAX_ROWS"]
