@@ -35,7 +35,7 @@ OTHER_PAIRS = 8
 _SHOWN = 4
 #: Statistic fields that describe its structure (summarised), not notes about how it was chosen.
 _STRUCTURE = frozenset({"kind", "weights", "atoms", "top_atoms", "bins", "edges", "scores", "projection",
-                        "estimator", "features", "callable"})
+                        "estimator", "features", "callable", "alternates"})
 
 
 def slot_text(key: str) -> str:
@@ -176,14 +176,21 @@ _NOTE_MEANING = {
     "groups": "the groups of alike values each column's histogram was merged into, per column",
     "blocks": "⊤/⊥ pattern columns scored together, as they depend on each other",
     "patterns": "distinct sub-patterns of each block seen in training; an unseen one scores 0",
+    "lanes": "the statistics whose events competed on the selection draws, auto's choice first",
     "held_out_usage": ("the share of what the claim allows (its ε, δ or μ) that the best event of each candidate "
                        "reaches on the held-out half of the training draws; 1 or more would refute the claim"),
 }
 
 
-def statistic_lines(report: dict, label: str) -> list[str]:
+def statistic_lines(report: dict, label: str, lane: int = 0) -> list[str]:
     """The statistic of pair ``label``: what it is, and every note recorded about how it was chosen
-    (``"auto"``'s choice and whatever it compared, in any form a statistic records)."""
+    (``"auto"``'s choice and whatever it compared, in any form a statistic records).
+
+    ``lane`` is the position of the event's statistic among the pair's lanes (an evidence record's
+    ``"lane"``, :mod:`audit.statistics.lanes`; 0, the primary, when it has none).  An alternate
+    lane's event is a threshold of that lane's statistic, not of the one ``"auto"`` chose: the
+    first line describes the lane's statistic and says it is one of auto's lanes, and the chosen
+    statistic's structure (its bins, weights, atoms) is left out."""
     statistic = report.get("statistic") or {}
     labels = [p["label"] for p in report.get("pairs") or []]
     pairs = statistic.get("pairs") or []
@@ -191,19 +198,20 @@ def statistic_lines(report: dict, label: str) -> list[str]:
     option = statistic.get("option_text") or _option_fallback(statistic.get("option"))
     if entry is None:
         return [option] if option else []
-    kind = str(entry.get("kind", "unknown"))
-    what = _KIND_TEXT.get(kind, kind)
-    if kind == "callable":
-        what += f": {option}"
-    elif kind == "classifier":
-        what += f" ({entry.get('estimator')} on {entry.get('features')})"
-    elif kind == "categorical" and entry.get("atoms") is not None:
-        what += f" ({int(entry['atoms']):,} distinct outputs in training)"
-    elif kind == "binned" and entry.get("bins") is not None:
-        what += f" ({int(entry['bins'])} bins)"
+    names = entry.get("lanes") or []
+    alternates = entry.get("alternates") or []
+    if lane and lane < len(names):
+        own = alternates[lane - 1] if lane - 1 < len(alternates) else {}
+        chosen = entry.get("auto_choice") or names[0]
+        what = (f"{names[lane]} (one of auto's lanes; auto chose {chosen})"
+                + (f": {_kind_text(own, option)}" if own.get("kind") else ""))
+        structure = own
+    else:
+        what, structure = _kind_text(entry, option), entry
     lines = [what]
-    details = [_summarise(key, entry.get(key)) for key in ("weights", "projection", "top_atoms")]
+    details = [_summarise(key, structure.get(key)) for key in ("weights", "projection", "top_atoms")]
     lines += [detail for detail in details if detail]
+    kind = str(entry.get("kind", "unknown"))
     choice = entry.get("auto_choice")
     notes = {key: value for key, value in entry.items()
              if key not in _STRUCTURE and key != "auto_choice" and value not in (None, {}, [], "")}
@@ -216,6 +224,21 @@ def statistic_lines(report: dict, label: str) -> list[str]:
         lines += _auto_lines(notes.pop("auto"))
     lines += [_note_line(key, value) for key, value in notes.items()]
     return lines
+
+
+def _kind_text(entry: dict, option: Optional[str]) -> str:
+    """What a statistic's record (its ``to_dict``) is, in words."""
+    kind = str(entry.get("kind", "unknown"))
+    what = _KIND_TEXT.get(kind, kind)
+    if kind == "callable":
+        what += f": {option}"
+    elif kind == "classifier":
+        what += f" ({entry.get('estimator')} on {entry.get('features')})"
+    elif kind == "categorical" and entry.get("atoms") is not None:
+        what += f" ({int(entry['atoms']):,} distinct outputs in training)"
+    elif kind == "binned" and entry.get("bins") is not None:
+        what += f" ({int(entry['bins'])} bins)"
+    return what
 
 
 def _note_line(key: str, value: Any) -> str:
@@ -330,7 +353,8 @@ def witness_parts(report: dict) -> Optional[dict]:
               f"{int(event['count_other']):,} of {n:,} on {other}")
     refuting = witness.get("refuting") is not None and int(witness["refuting"]["evidence"]) == index
     certifies = _certifies(report, event, index, refuting)
-    return {"pair": label, "data": pair_data_lines(report, label), "statistic": statistic_lines(report, label),
+    return {"pair": label, "data": pair_data_lines(report, label),
+            "statistic": statistic_lines(report, label, int(event.get("lane") or 0)),
             "event": f"{event.get('event')}, more likely on {more}", "counts": counts, "certifies": certifies,
             "refutes": refuting or (not witness and report.get("verdict") == "VIOLATED"),
             "note": _other_event_note(report, index), "mode": "fixed"}

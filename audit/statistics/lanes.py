@@ -53,7 +53,11 @@ class Lanes(Statistic):
         return self.primary.describe(threshold)
 
     def to_dict(self) -> dict:
-        return dict(self.primary.to_dict(), lanes=list(self.names))
+        """The primary's record, with ``lanes`` (every lane's name, the primary first) and
+        ``alternates`` (each alternate's own record, in that order), so that an event of any lane
+        can be described and recounted from the report."""
+        return dict(self.primary.to_dict(), lanes=list(self.names),
+                    alternates=[alternate.to_dict() for alternate in self.alternates])
 
     def lanes(self) -> tuple[Statistic, ...]:
         return (self.primary,) + self.alternates

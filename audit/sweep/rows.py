@@ -80,7 +80,9 @@ def witness_summary(report: dict) -> dict:
     """The pair, event and statistic a report's verdict rests on, from its dict.
 
     Uses the report's ``witness`` section where it has one (the refuting event, else the event
-    attaining the headline bound), and otherwise its first violation or its worst pair.
+    attaining the headline bound), and otherwise its first violation or its worst pair.  The
+    statistic is the one the event is a threshold of: an alternate lane's
+    (:mod:`audit.statistics.lanes`) is named as one of auto's lanes, beside auto's choice.
     """
     evidence = report.get("evidence") or []
     witness = report.get("witness") or {}
@@ -90,9 +92,10 @@ def witness_summary(report: dict) -> dict:
         if record is not None and record.get("evidence") is not None:
             index = int(record["evidence"])
             break
+    lane = 0
     if index is not None and index < len(evidence):
         item = evidence[index]
-        pair, event = item.get("pair"), item.get("event")
+        pair, event, lane = item.get("pair"), item.get("event"), int(item.get("lane") or 0)
     elif report.get("violations"):
         pair, event = report["violations"][0].get("pair"), report["violations"][0].get("message")
     else:
@@ -103,6 +106,9 @@ def witness_summary(report: dict) -> dict:
     if pair in labels and labels.index(pair) < len(stats):
         info = stats[labels.index(pair)]
         choice = info.get("auto_choice") or info.get("coordinates_choice") or info.get("kind")
+        names = info.get("lanes") or []
+        if 0 < lane < len(names):  # the event is a threshold of an alternate lane's statistic
+            choice = f"{names[lane]} (one of auto's lanes; auto chose {choice})"
     option = (report.get("statistic") or {}).get("option")
     statistic = option if not choice or choice == option else f"{option}: {choice}" if option else choice
     return {"pair": pair, "event": event, "statistic": statistic}

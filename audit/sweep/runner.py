@@ -164,14 +164,16 @@ def _witness_datasets(record: dict, case) -> Optional[tuple[np.ndarray, np.ndarr
 
 
 def _projections(record: dict, label: str) -> list:
-    """The weight vectors of the linear statistic the audit trained for the witness pair, if any."""
+    """The weight vectors of the linear statistics the audit trained for the witness pair, if any:
+    its chosen statistic's and its alternate lanes' (:mod:`audit.statistics.lanes`), whose event
+    the report may certify instead."""
     report = record.get("report") or {}
     labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
     stats = (report.get("statistic") or {}).get("pairs") or []
     if label not in labels or labels.index(label) >= len(stats):
         return []
-    weights = stats[labels.index(label)].get("weights")
-    return [weights] if weights else []
+    entry = stats[labels.index(label)]
+    return [statistic["weights"] for statistic in [entry, *(entry.get("alternates") or [])] if statistic.get("weights")]
 
 
 def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:

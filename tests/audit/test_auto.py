@@ -21,6 +21,7 @@ from audit.statistics.lanes import Lanes
 from audit.statistics.linear import LinearStatistic
 from audit.statistics.classifier import fit_classifier, predicted_seconds, require_sklearn
 from audit.statistics.features import fit_feature_map
+from audit.render.witness import witness_lines
 from audit.testing import DEFAULT_SEED, _run
 from mechanisms import GaussianDP, GaussianMechanism, PureDP
 from scenarios.faulty_cases import FAULTY_MECHANISMS
@@ -195,6 +196,13 @@ def test_an_alternate_lane_refutes_what_the_primary_statistic_cannot_see():
     assert headline and all(e.get("lane") == 1 for e in headline)
     assert all("lane" not in e for e in report.evidence if e["family"] == "curve")  # curves: the primary only
     assert report.statistic["pairs"][0]["lanes"] == ["blind", "linear"]
+    # The witness names the statistic its event is a threshold of: the linear lane's, not the primary's.
+    assert report.statistic["pairs"][0]["alternates"] == [LinearStatistic().to_dict()]
+    lines = witness_lines(report.to_dict())
+    statistic = next(line for line in lines if line.strip().startswith("statistic: "))
+    assert statistic.strip() == ("statistic: linear (one of auto's lanes; auto chose blind): "
+                                 "the output itself (linear statistic of a 1-D output)"), lines
+    assert any(line.strip().startswith("event: output >= ") for line in lines), lines
 
 
 def test_the_binned_statistic_ranks_a_region_only_one_side_reaches_first():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.render.witness import pair_data_lines, statistic_lines
+from audit.render.witness import pair_data_lines, statistic_lines, witness_lines
+from audit.sweep.rows import witness_summary
 
 LABEL = "replace row 7"
 
@@ -58,3 +59,49 @@ def test_the_statistic_notes_say_what_usage_columns_groups_blocks_and_patterns_a
     assert "blocks (⊤/⊥ pattern columns scored together, as they depend on each other): [0, 1], [2]" in text
     assert "patterns (distinct sub-patterns of each block seen in training; an unseen one scores 0): 4, 2" in text
     assert "\ncolumns: " not in "\n" + text and "\nblocks: " not in "\n" + text
+
+
+def _lanes_report(lane: int) -> dict:
+    """A report whose refuting event comes from lane ``lane`` of a pair "auto" fitted with lanes
+    (binned primary over a 3-D Fisher projection; a linear and a categorical alternate)."""
+    entry = {"kind": "binned", "bins": 21, "edges": [0.0, 1.0], "scores": [0.0, 1.0], "projection": [0.5, 0.5, 0.0],
+             "auto_choice": "binned", "lanes": ["binned", "linear", "categorical"],
+             "alternates": [{"kind": "fisher-discriminant", "weights": [0.1, -2.0, 0.3]},
+                            {"kind": "categorical", "atoms": 12, "top_atoms": []}]}
+    event = {"pair": LABEL, "slot": "epsilon@0.1", "family": "headline", "event": "<w, output> >= 6.25",
+             "more_likely_under": "neighbour", "count_more_likely": 270_112, "count_other": 60, "n": 1_235_963,
+             "test": "joint", "level": 0.01, "bound": 7.49, "refutes": True}
+    if lane:
+        event["lane"] = lane
+    return dict(_report({"base_shape": [3, 3], "neighbor_shape": [4, 3]},
+                        {"option": "auto", "option_text": "auto", "pairs": [entry], "training_samples": 1000}),
+                evidence=[event], witness={"headline": "epsilon", "epsilon": {"evidence": 0, "bound": 7.49},
+                                           "refuting": {"evidence": 0, "test": "joint"}},
+                reference_delta=0.1, reference_epsilon=7.0, violations=[], worst_pair=LABEL)
+
+
+def test_the_witness_names_the_lane_whose_event_it_reports():
+    # An alternate lane's event (evidence "lane": 1) is a threshold of the linear statistic, so the
+    # witness must describe that one, with its own weights, and say auto chose another.
+    lines = [line.strip() for line in witness_lines(_lanes_report(1))]
+    assert ("statistic: linear (one of auto's lanes; auto chose binned): Fisher's discriminant <w, output> "
+            "(linear statistic, w learned on training draws)") in lines, lines
+    assert "w has 3 weights, largest |w| at output coordinates 1 (-2), 2 (0.3), 0 (0.1)" in lines
+    assert not any("binned: a smoothed histogram" in line or "Fisher's projection" in line for line in lines)
+    assert "\"auto\" chose binned (on training draws, which certify nothing)" in lines
+    assert ("lanes (the statistics whose events competed on the selection draws, auto's choice first): "
+            "binned, linear, categorical") in lines
+    assert not any(line.startswith("alternates") for line in lines)
+    categorical = [line.strip() for line in witness_lines(_lanes_report(2))]
+    assert ("statistic: categorical (one of auto's lanes; auto chose binned): categorical: distinct outputs ranked "
+            "by their trained log-likelihood ratio (12 distinct outputs in training)") in categorical
+    # The primary lane's event: the chosen statistic, described as before.
+    primary = [line.strip() for line in witness_lines(_lanes_report(0))]
+    assert "statistic: binned: a smoothed histogram log-ratio of the output (21 bins)" in primary
+    assert "of Fisher's projection (w of 3 weights)" in primary
+    assert not any("one of auto's lanes" in line for line in primary)
+
+
+def test_the_sweep_row_names_the_lane_whose_event_it_reports():
+    assert witness_summary(_lanes_report(1))["statistic"] == "auto: linear (one of auto's lanes; auto chose binned)"
+    assert witness_summary(_lanes_report(0))["statistic"] == "auto: binned"
