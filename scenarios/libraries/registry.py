@@ -28,7 +28,8 @@ __all__ = ["BUILT_IN", "OLDER_RELEASES", "ENTRY_POINT_GROUP", "register_library"
 BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenarios.libraries.opendp",
             "opacus": "scenarios.libraries.opacus", "pydp": "scenarios.libraries.pydp",
             "pipeline-dp": "scenarios.libraries.pipelinedp", "smartnoise-sql": "scenarios.libraries.snsql",
-            "smartnoise-synth": "scenarios.libraries.snsynth", "dpmm": "scenarios.libraries.dpmm"}
+            "smartnoise-synth": "scenarios.libraries.snsynth", "dpmm": "scenarios.libraries.dpmm",
+            "tumult": "scenarios.libraries.tumult"}
 #: Library → (a module only newer releases have, the catalogue module for the releases without it).
 OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy")}
 #: The entry-point group third-party catalogues declare.
