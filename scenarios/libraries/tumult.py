@@ -26,7 +26,8 @@ dataset of a case in one table with a column ``copy`` and evaluates the same agg
 dataset, by the library's own group-by code, its own clamping and its own noise, at a privacy cost
 the library computes from the same budget (one row is in one copy, so the copies compose in
 parallel).  The draws are served, each once, to the audit's calls on each dataset.  The
-reproduction scripts run the plain, ungrouped query once a draw (:func:`release`).
+reproduction scripts draw the same way, 200 copies an evaluation (:func:`release`);
+``evaluate([data], **params)`` is the plain query, for a look at one answer.
 
 Tumult draws noise from its own generator, which cannot be seeded: rows are reproducible in
 distribution only.
@@ -58,7 +59,7 @@ from .catalogue import Case, Entry, Library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
-__all__ = ["LIBRARY", "spark", "table", "build_query", "evaluate", "release", "Batches", "BatchedRelease", "entries", "public_api"]
+__all__ = ["LIBRARY", "spark", "table", "build_query", "evaluate", "vector", "draws", "release", "Batches", "BatchedRelease", "entries", "public_api"]
 
 ADD_REMOVE = Relation.ADD_REMOVE
 KEYS = ("a", "b", "c")
@@ -170,16 +171,43 @@ def vector(rows, *, aggregation, keys=None, **_):
     return [v if v is not None and np.isfinite(v) else 0.0 for v in out] + [float(bad)]
 
 
+def draws(datasets, counts, **params):
+    """``counts[i]`` draws of the release on ``datasets[i]``, every copy in one Session.evaluate grouped
+    by copy (module docstring); each draw is the vector of :func:`vector` and a last entry, 1.0 if the
+    evaluation raised.  If it raises, each dataset is evaluated alone, so that an exception is charged
+    to the datasets whose own evaluation raises."""
+    copies = [d for d, n in zip(datasets, counts) for _ in range(n)]
+    try:
+        rows = evaluate(copies, copies=len(copies), **params)
+    except Exception:  # noqa: BLE001 - any exception the library raises is an output
+        if len(datasets) == 1:
+            return [[0.0] * len(vector([], **params)) + [1.0]] * counts[0]
+        return [draw for d, n in zip(datasets, counts) for draw in draws([d], [n], **params)]
+    by_copy: dict = {}
+    for row in rows:
+        by_copy.setdefault(row["copy"], []).append(row)
+    return [vector(by_copy.get(i, []), **params) + [0.0] for i in range(len(copies))]
+
+
 def release(data, random_state, **params):
-    """One Session.evaluate of the query on ``data`` (Tumult's generator; ``random_state`` unused)."""
-    return vector(evaluate([data], **params), **params)
+    """One release of the query on ``data`` (Tumult's generator; ``random_state`` unused), served from
+    a batch of 200 draws evaluated together (:func:`draws`; one Session.evaluate costs seconds); a call
+    whose batch raised raises."""
+    pool = release.__dict__.setdefault("pool", {})
+    key = (np.asarray(data, dtype=float).tobytes(), np.shape(data), repr(sorted(params.items())))
+    if not pool.get(key):
+        pool[key] = draws([data], [200], **params)
+    draw = pool[key].pop()
+    if draw[-1]:
+        raise RuntimeError("Session.evaluate raised on this dataset")
+    return draw[:-1]
 
 
 # -- batched evaluation -------------------------------------------------------------------------------
 class Batches:
     """``batch(data, size, rng) -> (size, k)`` for :class:`BatchedRelease`: draws of the release on each
-    dataset of a case, the last column 1 for a draw whose evaluation raised, evaluated ``copies`` at a time in one Session.evaluate grouped by copy (module docstring),
-    each draw served once.
+    dataset of a case by :func:`draws` (the last column 1 for a draw whose evaluation raised), each
+    draw served once.
 
     The first call fills every dataset of the case with ``per_call`` draws times the number of times
     it occurs in the case's pairs (the audit draws each side of each pair); a later shortfall refills
@@ -203,29 +231,13 @@ class Batches:
     def _key(data: np.ndarray) -> bytes:
         return repr(data.shape).encode() + np.ascontiguousarray(data).tobytes()
 
-    def _evaluate(self, datasets: list, counts: list) -> list:
-        """Draws (values, then 1.0 if the evaluation raised, else 0.0) of ``counts[i]`` copies of each
-        dataset in one evaluation; if it raises, each dataset alone, so that an exception is charged to
-        the datasets whose own evaluation raises (a release that raised is an output too)."""
-        copies = [d for d, n in zip(datasets, counts) for _ in range(n)]
-        try:
-            rows = evaluate(copies, copies=len(copies), **self.params)
-        except Exception:  # noqa: BLE001 - any exception the library raises is an output
-            if len(datasets) == 1:
-                return [[0.0] * _width(self.params["aggregation"], self.params["keys"]) + [1.0]] * counts[0]
-            return [draw for d, n in zip(datasets, counts) for draw in self._evaluate([d], [n])]
-        by_copy: dict = {}
-        for row in rows:
-            by_copy.setdefault(row["copy"], []).append(row)
-        return [vector(by_copy.get(i, []), **self.params) + [0.0] for i in range(len(copies))]
-
     def _fill(self, wanted: Mapping[bytes, int]) -> None:
         order = [k for k, n in wanted.items() if n > 0]
         stored = {self._key(d): d for d in self.datasets}
-        draws = self._evaluate([stored[k] for k in order], [wanted[k] for k in order])
+        found = draws([stored[k] for k in order], [wanted[k] for k in order], **self.params)
         start = 0
         for key in order:
-            self._pool.setdefault(key, []).extend(draws[start:start + wanted[key]])
+            self._pool.setdefault(key, []).extend(found[start:start + wanted[key]])
             start += wanted[key]
 
     def __call__(self, data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -466,4 +478,4 @@ LIBRARY = register_library(Library(
     script_header="import os\nimport sys\nimport tempfile\nimport importlib\nimport numpy as np\n"
                   "import pyspark.sql as pyspark_sql\nimport tmlt.analytics as analytics\n"
                   "KEYS = ('a', 'b', 'c')\n",
-    helpers=(spark, table, build_query, _budget, _change, evaluate, vector), seeded=False))
+    helpers=(spark, table, build_query, _budget, _change, evaluate, vector, draws), seeded=False))
