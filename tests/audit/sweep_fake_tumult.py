@@ -10,7 +10,9 @@ Values are clamped to [low, high] and NaN and infinities dropped, as Tumult docu
 are snapped to multiples of 2^-10.
 
 ``FLAGS["clamp"] = False`` plants a documented bug class: the sum forgets to clamp, so a row at 1e300
-moves it by 1e300 against noise of scale max(|low|, |high|)/ε.  :data:`EVALUATIONS` counts the calls
+moves it by 1e300 against noise of scale max(|low|, |high|)/ε.  ``FLAGS["overflow"] = True`` makes
+variance and stdev raise OverflowError on a value whose square overflows, as tmlt.analytics 0.21
+does (it squares the raw value before clamping).  :data:`EVALUATIONS` counts the calls
 of ``Session.evaluate`` (the batched evaluation must need few).
 """
 
@@ -23,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 RNG = np.random.default_rng(0)
-FLAGS = {"clamp": True}
+FLAGS = {"clamp": True, "overflow": False}
 EVALUATIONS = [0]
 
 
@@ -32,7 +34,7 @@ def install(monkeypatch, seed: int = 0) -> None:
     ``monkeypatch``), and drop the catalogue module and its registration."""
     global RNG
     RNG = np.random.default_rng(seed)
-    FLAGS.update(clamp=True)
+    FLAGS.update(clamp=True, overflow=False)
     EVALUATIONS[0] = 0
     from scenarios.libraries import registry
 
@@ -121,6 +123,8 @@ def _modules() -> dict:
                 elif self.aggregation == "sum":
                     value = {name: float(np.sum(v) + _noise(budget, k * bound, 1)[0])}
                 elif self.aggregation in ("average", "variance", "stdev"):
+                    if FLAGS["overflow"] and self.aggregation != "average" and (np.abs(x[np.isfinite(x)]) > 1e154).any():
+                        raise OverflowError("(34, 'Numerical result out of range')")  # x ** 2 before clamping
                     mid = (self.low + self.high) / 2
                     count = max(len(v) + _noise(budget, k, 1)[0], 1.0)
                     mean = float(np.clip(mid + (np.sum(v - mid) + _noise(budget, k * bound, 1)[0]) / count,

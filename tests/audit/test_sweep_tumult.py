@@ -3,8 +3,10 @@ neither Tumult nor Spark.
 
 The deterministic tests build every case on the fake, release once on both datasets of every pair
 through the plain query and through the batched evaluation over copies (same widths, no call
-raises), check coverage, and check that :class:`Batches` serves each draw once and evaluates the
-whole case in one ``Session.evaluate`` until a dataset runs short.
+raises), check coverage, and check that :class:`Batches` serves each draw once, evaluates the
+whole case in one ``Session.evaluate`` until a dataset runs short, and charges an evaluation that
+raises (the fake variance's overflow on 1e300, as in tmlt.analytics 0.21) to the dataset whose own
+evaluation raises, not to the others evaluated with it.
 
 The statistical tests plan one row alone at the small budget and sweep confidence 0.95 on the fake's
 seeded generator: a sum that forgets to clamp, on the pairs that add a row at 1e300 or beyond high
@@ -71,6 +73,18 @@ def test_batches_evaluate_a_case_once_and_serve_each_draw_once(lib):
     assert not np.isin(again[:, 0], first[:, 0]).any()
     case.mechanism(pairs[1].neighbor, 10, np.random.default_rng(0))  # that dataset's pool is spent
     assert fake.EVALUATIONS[0] - before == 2
+
+
+def test_an_evaluation_that_raises_is_charged_to_the_datasets_whose_own_evaluation_raises(lib):
+    fake.FLAGS["overflow"] = True
+    case = next(c for e in lib.entries() if e.name == "variance" for c in e.cases())
+    case.mechanism.batch.per_call = 5
+    huge = next(p for p in case.scenario.pairs if p.label == "add a row at 1e300")
+    base = case.mechanism(huge.base, 5, np.random.default_rng(0))
+    neighbour = case.mechanism(huge.neighbor, 5, np.random.default_rng(0))
+    assert not base[:, -1].any() and neighbour[:, -1].all()
+    with pytest.raises(RuntimeError, match="raised"):  # the script's release raises too
+        case.release(huge.neighbor, None, **case.release_params)
 
 
 def test_grouped_release_marks_each_key_of_the_keyset(lib):
