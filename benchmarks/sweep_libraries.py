@@ -46,14 +46,20 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_scripts(folder: Path) -> list[dict]:
-    """Run each script of ``folder/repro`` alone; what it printed and whether it showed the excess."""
+def run_scripts(folder: Path, timeout: float = 1800) -> list[dict]:
+    """Run each script of ``folder/repro`` alone; what it printed and whether it showed the excess
+    (a script still running after ``timeout`` seconds is stopped and recorded as status "timed out")."""
     found = []
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     for script in sorted((folder / "repro").glob("*.py")):
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True, text=True,
-                                timeout=1800, env=env)
+        try:
+            result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True,
+                                    text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            found.append({"script": script.name, "status": "timed out", "output": [], "shows_frequencies": False,
+                          "exceeded": False, "seconds": time.perf_counter() - started, "stderr": ""})
+            continue
         lines = result.stdout.strip().splitlines()
         found.append({"script": script.name, "status": result.returncode, "output": lines,
                       "shows_frequencies": len(lines) >= 2 and all(l.startswith("P[event | ") for l in lines[:2]),
@@ -105,6 +111,8 @@ def main(argv=None) -> int:
     parser.add_argument("--entries", nargs="*", default=None, help="sweep only these entries (patterns)")
     parser.add_argument("--results-name", default=None,
                         help="the results folder and timing row's name (default: the library's)")
+    parser.add_argument("--script-timeout", type=float, default=1800,
+                        help="seconds a reproduction script may run before it is stopped (recorded as timed out)")
     args = parser.parse_args(argv)
     measured = {}
     for name in args.libraries:
@@ -124,7 +132,7 @@ def main(argv=None) -> int:
             shutil.copy(scratch / file, target / file)
         for script in (scratch / "repro").glob("*.py"):
             shutil.copy(script, target / "repro" / script.name)
-        scripts = run_scripts(target)
+        scripts = run_scripts(target, args.script_timeout)
         (target / "repro_check.json").write_text(json.dumps(scripts, indent=1))
         violated = sum(1 for r in document["rows"] if r.get("verdict") == "VIOLATED")
         measured[label] = {"version": document["version"], "jobs": args.jobs,

@@ -30,7 +30,8 @@ BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenari
             "pipeline-dp": "scenarios.libraries.pipelinedp", "smartnoise-sql": "scenarios.libraries.snsql",
             "smartnoise-synth": "scenarios.libraries.snsynth", "dpmm": "scenarios.libraries.dpmm",
             "jax-privacy": "scenarios.libraries.jax_privacy",
-            "synthcity": "scenarios.libraries.synthcity"}
+            "synthcity": "scenarios.libraries.synthcity",
+            "tumult": "scenarios.libraries.tumult"}
 #: Library → (a module only newer releases have, the catalogue module for the releases without it).
 OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy")}
 #: The entry-point group third-party catalogues declare.

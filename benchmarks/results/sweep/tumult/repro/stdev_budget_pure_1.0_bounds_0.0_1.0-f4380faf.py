@@ -1,0 +1,190 @@
+"""Reproduce: tumult stdev [budget=(pure, 1.0), bounds=(0.0, 1.0)]
+
+The sweep of tumult 0.21.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for stdev
+[budget=(pure, 1.0), bounds=(0.0, 1.0)], which claims 1-DP under add-remove: certified epsilon
+>= 6.036 at delta = 0, at confidence 0.998333 (the sweep's Bonferroni share). Witness pair: add
+a row at 1e300.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: stdev, non-finite values; each block of capacity c is [size, leading dimension, non-finite count, c values].
+The event reads a weighted sum of the whole vector (W).
+
+Event: float(np.dot(W, output)) <= 0.0: a threshold on the weighted sum W of the released vector that the audit chose  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import os
+import sys
+import tempfile
+import importlib
+import numpy as np
+import pyspark.sql as pyspark_sql
+import tmlt.analytics as analytics
+KEYS = ('a', 'b', 'c')
+
+
+def spark():
+    """One local SparkSession per process, on one core, its Python workers on this interpreter and
+    its tables in a temporary folder (kept on the function, started on first use)."""
+    cache = spark.__dict__
+    if "session" not in cache:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        folder = tempfile.mkdtemp(prefix="dpaudit-tumult-")
+        builder = (pyspark_sql.SparkSession.builder.master("local[1]").appName("dpaudit-tumult")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+                   .config("spark.sql.warehouse.dir", os.path.join(folder, "warehouse"))
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .config("spark.driver.memory", "2g").config("spark.ui.showConsoleProgress", "false"))
+        cache["session"] = builder.getOrCreate()
+        cache["session"].sparkContext.setLogLevel("ERROR")
+    return cache["session"]
+
+
+def table(datasets):
+    """One Spark DataFrame of the rows ``[x, g]`` of each dataset (g = 0, 1, 2 → "a", "b", "c"), the
+    i-th dataset's rows marked ``copy = i``; the schema is fixed, so an empty dataset is a table."""
+    pd = importlib.import_module("pandas")
+    parts = [np.asarray(d, dtype=float).reshape(-1, 2) for d in datasets]
+    sizes = [len(p) for p in parts]
+    rows = np.concatenate(parts) if parts else np.zeros((0, 2))
+    frame = pd.DataFrame({"copy": np.repeat(np.arange(len(parts)), sizes).astype("int64"), "x": rows[:, 0],
+                          "g": np.array(KEYS)[rows[:, 1].astype(int)] if len(rows) else np.array([], dtype=str)})
+    return spark().createDataFrame(frame, schema="copy long, x double, g string")
+
+
+def build_query(copies, *, aggregation, keys=None, low=None, high=None, quantile=None, mechanism="default"):
+    """The query on source "T": ``aggregation`` ungrouped (``keys`` None) or grouped by the public
+    KeySet of ``keys``; with ``copies`` (a number), grouped by the KeySet of copies 0..copies-1 too."""
+    keyset = analytics.KeySet.from_dict({"g": list(keys)}) if keys is not None else None
+    if copies is not None:
+        by_copy = analytics.KeySet.from_dict({"copy": list(range(copies))})
+        keyset = by_copy if keyset is None else by_copy * keyset
+    base = analytics.QueryBuilder("T")
+    if aggregation == "get_groups":
+        return base.get_groups((["copy"] if copies is not None else []) + ["g"])
+    grouped = base if keyset is None else base.groupby(keyset)
+    bounded = {"low": low, "high": high}
+    calls = {"count": lambda: grouped.count(mechanism=mechanism),
+             "count_distinct": lambda: grouped.count_distinct(["x"], mechanism=mechanism),
+             "sum": lambda: grouped.sum("x", **bounded, mechanism=mechanism),
+             "average": lambda: grouped.average("x", **bounded, mechanism=mechanism),
+             "variance": lambda: grouped.variance("x", **bounded, mechanism=mechanism),
+             "stdev": lambda: grouped.stdev("x", **bounded, mechanism=mechanism),
+             "quantile": lambda: grouped.quantile("x", quantile, **bounded),
+             "median": lambda: grouped.median("x", **bounded),
+             "min": lambda: grouped.min("x", **bounded),
+             "max": lambda: grouped.max("x", **bounded),
+             "get_bounds": lambda: grouped.get_bounds("x")}
+    return calls[aggregation]()
+
+
+def _budget(budget):
+    kind, *values = budget
+    return {"pure": analytics.PureDPBudget, "rho": analytics.RhoZCDPBudget,
+            "approx": analytics.ApproxDPBudget}[kind](*values)
+
+
+def _change(max_rows):
+    return analytics.AddOneRow() if max_rows == 1 else analytics.AddMaxRows(max_rows)
+
+
+def evaluate(datasets, *, budget, max_rows=1, copies=None, **query):
+    """Session.from_dataframe on the rows of ``datasets`` (one copy each), then Session.evaluate of
+    the query at ``budget`` (``("pure", ε)``, ``("rho", ρ)`` or ``("approx", ε, δ)``): the answer's
+    rows as a list of dicts.  ``copies`` groups by the copy column too (:class:`Batches`)."""
+    session = analytics.Session.from_dataframe(privacy_budget=_budget(budget), source_id="T",
+                                               dataframe=table(datasets), protected_change=_change(max_rows))
+    try:
+        answer = session.evaluate(build_query(copies, **query), _budget(budget))
+        return [row.asDict() for row in answer.collect()]
+    finally:
+        session.stop()
+
+
+def vector(rows, *, aggregation, keys=None, **_):
+    """One release as finite numbers: ungrouped, the answer's value(s); grouped, for each key of
+    ``keys`` whether it is in the answer and its value; get_groups, whether each key a, b, c is
+    released.  A None, NaN or infinite value is written as 0 and counted in a last entry."""
+    def values(row):
+        return [None if row[c] is None else float(row[c]) for c in row if c not in ("copy", "g")]
+    if aggregation == "get_groups":
+        found = {row["g"] for row in rows}
+        return [float(k in found) for k in KEYS] + [0.0]
+    width = 2 if aggregation == "get_bounds" else 1
+    if keys is None:
+        out = values(rows[0]) if rows else [None] * width
+    else:
+        found = {row["g"]: values(row) for row in rows}
+        out = []
+        for key in keys:
+            out += [1.0] + found[key] if key in found else [0.0] + [0.0] * width
+    bad = sum(1 for v in out if v is None or not np.isfinite(v))
+    return [v if v is not None and np.isfinite(v) else 0.0 for v in out] + [float(bad)]
+
+
+def draws(datasets, counts, **params):
+    """``counts[i]`` draws of the release on ``datasets[i]``, every copy in one Session.evaluate grouped
+    by copy (module docstring); each draw is the vector of :func:`vector` and a last entry, 1.0 if the
+    evaluation raised.  If it raises, each dataset is evaluated alone, so that an exception is charged
+    to the datasets whose own evaluation raises."""
+    copies = [d for d, n in zip(datasets, counts) for _ in range(n)]
+    try:
+        rows = evaluate(copies, copies=len(copies), **params)
+    except Exception:  # noqa: BLE001 - any exception the library raises is an output
+        if len(datasets) == 1:
+            return [[0.0] * len(vector([], **params)) + [1.0]] * counts[0]
+        return [draw for d, n in zip(datasets, counts) for draw in draws([d], [n], **params)]
+    by_copy: dict = {}
+    for row in rows:
+        by_copy.setdefault(row["copy"], []).append(row)
+    return [vector(by_copy.get(i, []), **params) + [0.0] for i in range(len(copies))]
+
+
+def release(data, random_state, **params):
+    """One release of the query on ``data`` (Tumult's generator; ``random_state`` unused), served from
+    a batch of 200 draws evaluated together (:func:`draws`; one Session.evaluate costs seconds); a call
+    whose batch raised raises."""
+    pool = release.__dict__.setdefault("pool", {})
+    key = (np.asarray(data, dtype=float).tobytes(), np.shape(data), repr(sorted(params.items())))
+    if not pool.get(key):
+        pool[key] = draws([data], [200], **params)
+    draw = pool[key].pop()
+    if draw[-1]:
+        raise RuntimeError("Session.evaluate raised on this dataset")
+    return draw[:-1]
+
+
+
+release = release
+PARAMS = {'aggregation': 'stdev', 'budget': ('pure', 1.0), 'max_rows': 1, 'keys': None, 'low': 0.0, 'high': 1.0}
+D = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
+D_PRIME = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [1e+300, 0.0]])  # add a row at 1e300
+N = 200
+EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
+
+
+W = np.array([-6.402778758774329, -3.058102282348339, 20228371395288.31])  # the audit's Fisher discriminant
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(2), 1.0)
+
+
+def event(output):
+    return bool(float(np.dot(W, output)) <= 0.0)
+
+
+if __name__ == "__main__":
+    random_state = None  # the library draws from its own generator
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D"] / N, hits["D_PRIME"] / N
+    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
+    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
