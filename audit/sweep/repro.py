@@ -150,8 +150,8 @@ def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, rati
     errors swapped), each as an event more likely under D′ or under D, on all the draws."""
     value = tuple(int(v) for v in atom_set.atoms) if atom_set.view == "bits" else atom_set.atoms
     for source, complement in (("certified", atom_set.complement), ("complement", not atom_set.complement)):
-        a, b = dataclasses.replace(atom_set, complement=complement).holds(base), \
-            dataclasses.replace(atom_set, complement=complement).holds(neighbour)
+        event_set = dataclasses.replace(atom_set, complement=complement)
+        a, b = event_set.holds(base), event_set.holds(neighbour)
         p0, p1 = float(a.mean()), float(b.mean())
         op = f"{atom_set.view} {'not in' if complement else 'in'}"
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
