@@ -214,7 +214,8 @@ class CertifiedEvent:
         result = {
             "pair": labels[self.event.pair], "slot": self.event.slot.key, "family": self.event.family,
             "event": f"T >= {self.threshold:.9g}", "more_likely_under": more_likely,
-            "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n}
+            "count_more_likely": self.count_a, "count_other": self.count_b, "n": self.n,
+            "threshold": float(self.threshold)}
         if self.event.lane:
             result["lane"] = self.event.lane
         if self.joint:

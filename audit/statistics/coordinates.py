@@ -113,7 +113,26 @@ class CoordinateStatistic(Statistic):
         return f"{what}: {self.inner.describe(threshold)}"
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "coordinate": self.index, "view": self.view, "inner": self.inner.to_dict()}
+        """Its record; a bits or grain view also lists every trained atom with its score,
+        ``atom_scores`` = [[atom, score], ...] ranked by score (stable), so that an event {T ≥ t}
+        can be restated exactly (the atoms scoring ≥ t, and every unseen atom when t ≤ 0).  An atom
+        is the low-bit pattern (an integer) or the grain g (−inf for 0, nan for a non-finite value)."""
+        record = {"kind": self.kind, "coordinate": self.index, "view": self.view, "inner": self.inner.to_dict()}
+        scores, rows = getattr(self.inner, "scores", None), getattr(self.inner, "rows", None)
+        if self.view != "value" and scores is not None and rows is not None:
+            order = np.argsort(-np.asarray(scores), kind="stable")
+            codes = np.asarray(rows, dtype=np.float64)[order, 0]
+            atoms = _grain_of_atom(codes) if self.view == "grain" else codes
+            record["atom_scores"] = [[float(a) if self.view == "grain" else int(a), float(scores[i])]
+                                     for a, i in zip(atoms, order)]
+        return record
+
+
+def _grain_of_atom(codes: np.ndarray) -> np.ndarray:
+    """The grain g of each atom code of :func:`_grain_atoms` (−inf for the code of 0, nan for the
+    code of a non-finite value)."""
+    codes = np.asarray(codes, dtype=np.float64)
+    return np.where(codes == 0, -np.inf, np.where(codes == _GRAIN_ATOMS - 1, np.nan, codes - _GRAIN_OFFSET))
 
 
 def _fit_view(base: np.ndarray, neighbour: np.ndarray, index: int, view: str) -> Optional[Statistic]:

@@ -16,13 +16,21 @@ does not reach every double alike, Mironov 2012), events of the statistic's bits
 with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded
 apart from the audit's), as the event that exceeds the claim's allowance by the most after a
 pessimistic correction; a set of bit patterns is ranked on one half of those draws and scored on
-the other, so the choice is not scored on the draws that made it.  The script's own draws
+the other, so the choice is not scored on the draws that made it.  The audit's own certified
+event competes too where numpy can restate it exactly (:func:`certified_sets`): a set of low-bit
+patterns or of grains of one coordinate — the atoms its categorical score ranks at or above the
+certified threshold, and every atom unseen in training when that threshold is ≤ 0.  Simplifying
+such a set into one threshold can lose the event (a grain in the middle of the range that only one
+dataset reaches), so the certified set is scored on the same fresh draws, whole (it was chosen on
+the audit's draws, not these), and the script carries it when it exceeds the claim by more than
+the simplified events do.  The script's own draws
 are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
 numbers are the sweep report's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import textwrap
@@ -33,7 +41,8 @@ import numpy as np
 
 from ..statistics.coordinates import LOW_BITS, grain
 
-__all__ = ["Event", "readable_event", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS"]
+__all__ = ["Event", "AtomSet", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
+           "SCRIPT_DRAWS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}
@@ -57,12 +66,20 @@ class Event:
     p_neighbour: float
     excess: float
     weights: tuple = ()
+    #: "" for a simplified event; "certified" for the audit's certified atom set itself, and
+    #: "complement" for its complement (the same test, read from the other side)
+    certified: str = ""
 
     def code(self) -> str:
         if self.op.startswith("projection"):
             return f"float(np.dot(W, output)) {self.op.split()[1]} {self.value!r}"
-        if self.op == "bits in":
-            return f"low_bits(output[{self.index}]) in EVENT_BITS"
+        if self.op in ("bits in", "bits not in"):
+            return f"low_bits(output[{self.index}]) {self.op[5:]} EVENT_BITS"
+        if self.op in ("grain in", "grain not in"):
+            member = f"grain(output[{self.index}]) in EVENT_GRAINS"
+            if any(math.isnan(v) for v in self.value):  # nan (a non-finite value) is not found in a set
+                member = f"({member} or not np.isfinite(output[{self.index}]))"
+            return member if self.op == "grain in" else f"not {member}"
         if self.op.startswith("grain"):
             return f"grain(output[{self.index}]) {self.op.split()[1]} {self.value!r}"
         return f"output[{self.index}] {self.op} {self.value!r}"
@@ -72,6 +89,76 @@ def low_bits(column: np.ndarray) -> np.ndarray:
     """The low ``LOW_BITS`` bits of each value's IEEE-754 pattern (−0.0 read as +0.0), as integers."""
     words = (np.ascontiguousarray(column, dtype=np.float64) + 0.0).view(np.uint64)
     return (words & np.uint64((1 << LOW_BITS) - 1)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AtomSet:
+    """A certified event of a coordinates statistic's bits or grain view, restated: the view
+    (``"bits"`` or ``"grain"``) of ``output[index]`` is one of ``atoms`` (``complement`` False) or
+    is none of them (True: the event held every atom unseen in training, so it is written as the
+    trained atoms it left out)."""
+
+    index: int
+    view: str
+    atoms: tuple
+    complement: bool
+
+    def holds(self, outputs: np.ndarray) -> np.ndarray:
+        """Whether the event holds on each row of ``outputs`` (n, k)."""
+        column = outputs[:, self.index]
+        values = low_bits(column).astype(np.float64) if self.view == "bits" else grain(column)
+        atoms = np.asarray(self.atoms, dtype=np.float64)
+        member = np.isin(values, atoms[~np.isnan(atoms)])
+        if np.isnan(atoms).any():
+            member |= np.isnan(values)
+        return ~member if self.complement else member
+
+
+def certified_sets(report: dict, label: str) -> list[AtomSet]:
+    """Every certified event of pair ``label`` in a report dict that is a threshold of a
+    coordinates statistic's bits or grain view, restated as an :class:`AtomSet`.
+
+    The event {T ≥ t} of such a statistic (its lane's, :mod:`audit.statistics.lanes`) holds the
+    atoms of ``atom_scores`` (:class:`audit.statistics.coordinates.CoordinateStatistic`) scoring
+    ≥ t, and every atom unseen in training when t ≤ 0 (an unseen atom scores 0,
+    :mod:`audit.statistics.categorical`).  Evidence without a recorded threshold is skipped.
+    """
+    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
+    stats = (report.get("statistic") or {}).get("pairs") or []
+    if label not in labels or labels.index(label) >= len(stats):
+        return []
+    entry = stats[labels.index(label)]
+    lanes = [entry, *(entry.get("alternates") or [])]
+    found: dict[AtomSet, None] = {}
+    for item in report.get("evidence") or []:
+        lane = int(item.get("lane") or 0)
+        if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
+            continue
+        statistic = lanes[lane]
+        if statistic.get("kind") != "coordinates" or not statistic.get("atom_scores"):
+            continue
+        threshold = float(item["threshold"])
+        atoms = [(float(atom), float(score)) for atom, score in statistic["atom_scores"]]
+        complement = threshold <= 0.0
+        chosen = tuple(a for a, score in atoms if (score < threshold) == complement)
+        found[AtomSet(int(statistic["coordinate"]), str(statistic["view"]), chosen, complement)] = None
+    return list(found)
+
+
+def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
+    """The certified ``atom_set`` and its complement (a test and its complement are one test, the
+    errors swapped), each as an event more likely under D′ or under D, on all the draws."""
+    value = tuple(int(v) for v in atom_set.atoms) if atom_set.view == "bits" else atom_set.atoms
+    for source, complement in (("certified", atom_set.complement), ("complement", not atom_set.complement)):
+        event_set = dataclasses.replace(atom_set, complement=complement)
+        a, b = event_set.holds(base), event_set.holds(neighbour)
+        p0, p1 = float(a.mean()), float(b.mean())
+        op = f"{atom_set.view} {'not in' if complement else 'in'}"
+        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+            raw = hi - ratio * lo - delta
+            if raw > 0:
+                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
+                                                                      certified=source)
 
 
 def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> float:
@@ -134,11 +221,13 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
 
 
 def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
-                   projections: Sequence[Sequence[float]] = ()) -> Optional[Event]:
+                   projections: Sequence[Sequence[float]] = (), certified: Sequence[AtomSet] = ()) -> Optional[Event]:
     """The simple event of the module docstring on draws ``base`` (n, k) and ``neighbour`` (n, k).
 
     ``projections`` are weight vectors of length k the audit's statistic used (a Fisher
     discriminant): a threshold on ``w · output`` is a candidate too, and the script carries ``w``.
+    ``certified`` are the audit's certified atom-set events (:func:`certified_sets`), candidates
+    as they stand.
     Each candidate's frequencies are moved one binomial standard deviation against it before
     scoring, so an event resting on a handful of draws does not win by luck; returns None when
     no candidate exceeds the claim's allowance even before that correction.
@@ -163,6 +252,11 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
                         best_score = score
                         best = Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
                                      tuple(float(x) for x in w))
+    for atom_set in certified:
+        if 0 <= atom_set.index < pooled.shape[1]:
+            for score, event in _set_events(base, neighbour, atom_set, ratio, delta):
+                if score > best_score:
+                    best_score, best = score, event
     for index in range(pooled.shape[1]):
         if np.all(pooled[:, index] == pooled[0, index]):
             continue
@@ -201,13 +295,28 @@ def _literal(array: np.ndarray) -> str:
     return f"np.array({text})"
 
 
+def _set_comment(event: Event, noun: str) -> str:
+    """What the atom set of a certified event's script lists: the atoms the certified event holds,
+    or the trained atoms it leaves out (its complement, or an event that held every unseen atom)."""
+    holds = event.op.endswith(" in") and not event.op.endswith("not in")
+    if holds == (event.certified == "certified"):
+        return f"the {noun} the audit's certified event holds"
+    return f"the trained {noun} the audit's certified event leaves out"
+
+
 def _bits_source(event: Event) -> str:
     """The bits view (a set of low-bit patterns), the grain or the projection a script carries when
     its event reads it."""
     if event.op.startswith("projection"):
         return f"W = np.array({list(event.weights)!r})  # the audit's Fisher discriminant\n\n\n"
     if event.op.startswith("grain"):
-        return ("def grain(value):\n"
+        grains = ""
+        if event.op in ("grain in", "grain not in"):
+            listed = ", ".join("float('-inf')" if v == -math.inf else str(int(v)) for v in event.value
+                               if not math.isnan(v))
+            zero = "; -inf is the grain of 0" if -math.inf in event.value else ""
+            grains = f"EVENT_GRAINS = frozenset([{listed}])  # {_set_comment(event, 'grains')}{zero}\n\n\n"
+        return grains + ("def grain(value):\n"
                 "    \"\"\"The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan\n"
                 "    for inf or nan): value = m * 2**e with 0.5 <= |m| < 1, M = |m| * 2**53 its integer significand,\n"
                 "    t the trailing zero bits of M, g = e - 53 + t.\"\"\"\n"
@@ -219,10 +328,12 @@ def _bits_source(event: Event) -> str:
                 "    m, e = np.frexp(value)\n"
                 "    significand = int(abs(m) * 2.0 ** 53)\n"
                 "    return e - 53 + ((significand & -significand).bit_length() - 1)\n\n\n")
-    if event.op != "bits in":
+    if event.op not in ("bits in", "bits not in"):
         return ""
+    what = _set_comment(event, "low-bit patterns") if event.certified else \
+        f"low-bit patterns more likely under {event.more_likely}"
     return (f"LOW_BITS = {LOW_BITS}\n"
-            f"EVENT_BITS = frozenset({list(event.value)!r})  # low-bit patterns more likely under {event.more_likely}\n\n\n"
+            f"EVENT_BITS = frozenset({list(event.value)!r})  # {what}\n\n\n"
             "def low_bits(value):\n"
             "    \"\"\"The low LOW_BITS bits of the IEEE-754 pattern of a double (-0.0 read as +0.0).\"\"\"\n"
             "    word = (np.array([value], dtype=np.float64) + 0.0).view(np.uint64)[0]\n"
@@ -231,9 +342,16 @@ def _bits_source(event: Event) -> str:
 
 
 def _describe(event: Event) -> str:
-    if event.op == "bits in":
-        return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are one of "
-                f"{len(event.value)} patterns (EVENT_BITS below)")
+    certified = {"": "", "certified": " (the audit's certified event itself)",
+                 "complement": " (the complement of the audit's certified event: the same test)"}[event.certified]
+    if event.op in ("bits in", "bits not in"):
+        return (f"the low {LOW_BITS} bits of the IEEE-754 pattern of output[{event.index}] are "
+                f"{'one' if event.op == 'bits in' else 'none'} of {len(event.value)} patterns (EVENT_BITS below)"
+                + certified)
+    if event.op in ("grain in", "grain not in"):
+        return (f"the grain of output[{event.index}] (the exponent of the largest power of two dividing it: which "
+                f"grid of doubles the released value lies on) is {'one' if event.op == 'grain in' else 'none'} of "
+                f"{len(event.value)} values (EVENT_GRAINS below){certified}")
     if event.op.startswith("projection"):
         return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose"
     if event.op.startswith("grain"):

@@ -43,7 +43,7 @@ from ..executor import quiet_abandoned_tasks
 from ..version import __version__
 from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
-from .repro import REPRO_DRAWS, readable_event, script_draws, script_text
+from .repro import REPRO_DRAWS, certified_sets, readable_event, script_draws, script_text
 from .rows import audit_row, linked_known, row_fingerprint, save_row
 from .table import sweep_markdown
 
@@ -193,7 +193,8 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
         b = case.mechanism(neighbour, draws, rng)
     delta = float(case.claim.reference_delta)
     epsilon = float(case.claim.epsilon_at(delta))
-    event = readable_event(a, b, epsilon, delta, projections=_projections(record, label))
+    event = readable_event(a, b, epsilon, delta, projections=_projections(record, label),
+                           certified=certified_sets(record.get("report") or {}, label))
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
                          "the audit's certified event is in the report"}
@@ -219,7 +220,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
                        width=case.mechanism.output_dim - 1 if hasattr(case.mechanism, "output_dim") else 0)
     return {"text": text, "event": event.code(), "coordinate": coordinate,
             "more_likely_under": event.more_likely, "choosing_frequencies": [event.p_base, event.p_neighbour],
-            "draws": n}
+            "draws": n, "certified_event": event.certified}
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:

@@ -13,6 +13,7 @@ the scripts' text and the registry.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -320,6 +321,65 @@ def test_a_projection_the_audit_trained_is_carried_when_no_single_coordinate_sho
     (tmp_path / "repro.py").write_text(text)
     result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.splitlines()[2].endswith(": exceeded"), result.stdout + result.stderr
+
+
+def _middle_grain(data, random_state):
+    """x = 1/2 + (2k + 1)·2^g in [1/2, 1), whose grain is exactly g, with g uniform on −21..−2 on D
+    and on the same values but −10 on D′ (data > 1/2): the grain −10 has probability 1/20 on D and 0
+    on D′, every other grain 1/20 on D and 1/19 on D′; the values are close to uniform on both sides."""
+    grains = [g for g in range(-21, -1) if g != -10 or float(np.ravel(data)[0]) <= 0.5]
+    g = grains[random_state.randint(len(grains))]
+    return [0.5 + (2 * random_state.randint(2 ** (-2 - g)) + 1) * 2.0 ** g]
+
+
+class _MiddleGrain:
+    claim = PureDP(0.5, "replace")
+
+    def __call__(self, dataset, size, rng):
+        state = np.random.RandomState(rng.integers(2**31))
+        return np.array([_middle_grain(dataset, state) for _ in range(size)])
+
+
+@pytest.mark.statistical
+def test_a_certified_grain_set_is_carried_when_every_threshold_on_the_grain_is_weaker(tmp_path):
+    """The audit certifies the atom set {grain ≠ −10} (or its complement): excess 1/20 − e^0.5·0 = 0.05
+    at ε = 0.5.  No threshold sees it: grain ≤ g or ≥ g has frequencies j/20 on D and j/19 or
+    (j − 1)/19 on D′, ratio at most 20/19 < e^0.5 (so no excess at all); values and low bits (all 0
+    above 2^-21 in [1/2, 1)) neither.  So before the certified set was a candidate no script event was
+    found, and now the script carries it and shows the excess."""
+    import scenarios
+    from audit import run_audit
+    from audit.sweep.repro import certified_sets, readable_event, script_draws, script_text
+
+    report = run_audit(_MiddleGrain(), scenarios.custom([([0.0], [1.0])], "replace"), claim=_MiddleGrain.claim,
+                       samples=20_000, seed=5, statistic="coordinates", n_jobs=1, progress=False,
+                       accuracy=False).to_dict()
+    assert report["verdict"] == "VIOLATED" and report["statistic"]["pairs"][0]["view"] == "grain"
+    label = report["scenario"]["pairs"][0]["label"]
+    sets = certified_sets(report, label)
+    assert sets and all(s.view == "grain" and s.index == 0 for s in sets)
+    rng = np.random.RandomState(6)
+    a = np.array([_middle_grain(np.array([0.0]), rng) for _ in range(4000)])
+    b = np.array([_middle_grain(np.array([1.0]), rng) for _ in range(4000)])
+    # Fresh draws: no simplified event exceeds the claim in truth (above); on draws one may by luck only
+    # where both sides' frequencies are a few in 4,000 (hi > e^0.5·lo needs that), so its excess is at
+    # most about 0.005 < 0.02.  The certified set's frequency on D is Binomial(4000, 1/20), 200 ± 14, and 0 on D′.
+    plain = readable_event(a, b, 0.5, 0.0)
+    assert plain is None or plain.excess < 0.02
+    event = readable_event(a, b, 0.5, 0.0, certified=sets)
+    assert event.certified and event.op in ("grain in", "grain not in") and event.more_likely == "D"
+    assert abs(event.excess - 0.05) < 5 * math.sqrt(0.05 * 0.95 / 4000)
+    text = script_text(header="import numpy as np\n", helpers=(), release=_middle_grain, params={},
+                       base=np.array([0.0]), neighbour=np.array([1.0]), pair_label=label, event=event,
+                       draws=script_draws(event, "call"), epsilon=0.5, delta=0.0, title="t", finding="f",
+                       seeded=True, layout="", width=1)
+    assert "EVENT_GRAINS = frozenset([-10])" in text
+    (tmp_path / "repro.py").write_text(text)
+    result = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=120)
+    lines = result.stdout.splitlines()
+    # N = script_draws ≥ 16/0.05² = 6,400 a side: the event never happens on D′, and on D it happens
+    # Binomial(N, 1/20) times, 0 with probability 0.95^6400 < 1e-140.
+    assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
 
 
 # -- known issues linked by what the witness reads, and the budget of a slow pipeline ---------------

@@ -10,9 +10,9 @@ This script uses the library's own API and numpy only.  It releases N times on e
 neighbouring datasets and prints how often one event of the released vector happens on each.
 
 The released vector holds, in order: noisy sum of step 1, noisy sum of step 2, noisy sum of step 3, noisy sum of step 4; each block of capacity c is [size, leading dimension, non-finite count, c values].
-output[2] is noisy sum of step 3.
+output[0] is noisy sum of step 1.
 
-Event: grain(output[2]) <= -36.0, where grain(x) is the exponent of the largest power of two dividing x (which grid of doubles the released value lies on)  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: the grain of output[0] (the exponent of the largest power of two dividing it: which grid of doubles the released value lies on) is one of 3 values (EVENT_GRAINS below) (the complement of the audit's certified event: the same test)  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 import importlib
 import functools
@@ -192,8 +192,11 @@ release = stream
 PARAMS = {'noise_multiplier': 1.0, 'l2_clip_norm': 0.5, 'kind': 'banded', 'steps': 4, 'min_sep': 2, 'max_participations': 2, 'bands': 2, 'method': 'banded'}
 D = np.array([[0.0, 0.125], [1.0, 0.125]])
 D_PRIME = np.array([[0.0, 0.125], [1.0, 0.125], [0.0, -5.0]])  # add a canary first taking part in step 1, opposed to the others, clipped
-N = 200000
+N = 75682
 EPSILON, DELTA = 4.377178095681228, 1e-05  # the library's claim, at its reference delta
+
+
+EVENT_GRAINS = frozenset([-37, -9, -27])  # the trained grains the audit's certified event leaves out
 
 
 def grain(value):
@@ -219,7 +222,7 @@ def draw(data, random_state):
 
 
 def event(output):
-    return bool(grain(output[2]) <= -36.0)
+    return bool(grain(output[0]) in EVENT_GRAINS)
 
 
 if __name__ == "__main__":
