@@ -1,0 +1,71 @@
+"""Reproduce: dpmm pipelines.MSTPipeline [epsilon=1.0, delta=1e-05]
+
+The sweep of dpmm 0.1.9 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for pipelines.MSTPipeline
+[epsilon=1.0, delta=1e-05], which claims (1, 1e-05)-DP under add-remove: certified epsilon >=
+3.081 at delta = 1e-05, at confidence 0.983333 (the sweep's Bonferroni share). Witness pair: add
+a record with a new category a = 3.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: categories of a, categories of b, a = 3 in the domain, count of cell (0, 0), count of cell (0, 1), count of cell (1, 0), count of cell (1, 1), count of cell (2, 0), count of cell (2, 1), count of cell (3, 0), count of cell (3, 1); each block of capacity c is [size, leading dimension, non-finite count, c values].
+output[0] is categories of a.
+
+Event: output[0] == 3.0  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import numpy as np
+import pandas as pd
+from dpmm import pipelines
+
+DOMAIN_A, DOMAIN_B = 4, 2
+
+
+def generate(data, random_state, *, pipeline, epsilon, delta, rows, n_iters):
+    """<pipeline>(epsilon, delta, n_jobs=1, gen_kwargs={"n_iters": n_iters}).fit(table).generate(rows)
+    on categorical columns a, b: the number of categories of each column's dtype, whether a = 3 is
+    one of them, and the count of each cell (a, b) of a ∈ {0..3} × b ∈ {0, 1} among the generated
+    rows."""
+    table = np.asarray(data, dtype=int).reshape(-1, 2)
+    frame = pd.DataFrame({"a": pd.Categorical(table[:, 0]), "b": pd.Categorical(table[:, 1])})
+    model = getattr(pipelines, pipeline)(epsilon=epsilon, delta=delta, n_jobs=1, gen_kwargs={"n_iters": n_iters})
+    model.fit(frame, random_state=random_state)
+    out = model.generate(rows)
+    categories = [len(out["a"].cat.categories), len(out["b"].cat.categories), float(3 in set(out["a"].cat.categories))]
+    cells = np.zeros((DOMAIN_A, DOMAIN_B))
+    for a, b in zip(np.asarray(out["a"], dtype=float), np.asarray(out["b"], dtype=float)):
+        if 0 <= a < DOMAIN_A and 0 <= b < DOMAIN_B:
+            cells[int(a), int(b)] += 1
+    return [float(c) for c in categories] + list(cells.ravel())
+
+
+
+release = generate
+PARAMS = {'pipeline': 'MSTPipeline', 'rows': 20, 'n_iters': 100, 'epsilon': 1.0, 'delta': 1e-05}
+D = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+D_PRIME = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 0.0]])  # add a record with a new category a = 3
+N = 50
+EPSILON, DELTA = 1.0, 1e-05  # the library's claim, at its reference delta
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(11), 1.0)
+
+
+def event(output):
+    return bool(output[0] == 3.0)
+
+
+if __name__ == "__main__":
+    random_state = None  # the library draws from its own generator
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D"] / N, hits["D_PRIME"] / N
+    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
+    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
