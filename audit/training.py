@@ -64,4 +64,4 @@ def audit_training(train: Callable, X: Any, y: Any, *, trainings: int = TRAINING
     mechanism = UserTraining(train, X, y, **options)
     return run_audit(mechanism, training_pair(), samples=trainings, anytime=bool(anytime), seed=seed,
                      n_jobs=n_jobs, confidence=confidence, progress=progress, statistic="linear", accuracy=False,
-                     graybox=bool(graybox))
+                     graybox=graybox)  # AuditSettings owns its validation

@@ -37,7 +37,7 @@ from scenarios.scenario import NeighborPair
 from scenarios.search import SearchSpec
 
 from ..graybox import ReplayError, check_pairs
-from ..graybox.audit import SEARCH_RANDOM, search_pairs
+from ..graybox.audit import SEARCH_RANDOM, pair_of, search_pairs
 from ..graybox.certify import aimed_statistic
 from ..render.graybox import site_link
 from ..render.text import format_number
@@ -100,11 +100,7 @@ def graybox_row(row: PlannedRow, *, library: str, version: Optional[str], out: A
                "notes": list(dict.fromkeys(note for check in checks for note in check.notes))[:5]}
     first = _first(findings)
     if first is not None:
-        by_label = {p.label: p for p in pairs}
-        base_label = first.pair[:-len(" (reversed)")] if first.pair.endswith(" (reversed)") else first.pair
-        pair = by_label[base_label]
-        if first.pair != base_label:
-            pair = NeighborPair(pair.neighbor, pair.base, first.pair)
+        pair = pair_of(first.pair, pairs)  # the finding's ordered pair ("... (reversed)": D′, D)
         statistic = aimed_statistic(first)
         statistic = row.statistic if isinstance(statistic, str) else statistic
         one = dataclasses.replace(scenario, pairs=(pair,)) if hasattr(scenario, "pairs") else [pair]  # vouched as the row's
