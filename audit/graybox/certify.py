@@ -19,13 +19,13 @@ release, or the draws were too few).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from .findings import Certification, Finding, FindingKind
 
-__all__ = ["AimedLinear", "AimedLaplace", "aimed_statistic", "certification_of"]
+__all__ = ["AimedLinear", "AimedLaplace", "aimed_finding", "aimed_statistic", "certification_of"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,19 @@ class AimedLaplace:
         y = np.asarray(outputs, dtype=np.float64)[:, list(self.columns)]
         f, d, b = (np.asarray(v) for v in (self.centres, self.shifts, self.scales))
         return ((np.abs(y - f) - np.abs(y - f - d)) / b).sum(axis=1)
+
+
+def aimed_finding(findings) -> Optional[Finding]:
+    """The finding an audit is aimed at: one that implicates output columns (so it fixes the
+    statistic), an exact one (a certain falsification of the claim) first; None when no finding
+    implicates a column (a control-flow finding: the audit over every pair, the finding's among
+    them, is the stronger test). ``dpaudit run --graybox`` and ``dpaudit sweep --graybox`` both
+    aim by this rule."""
+    for wanted in (lambda f: f.exact and f.columns, lambda f: f.columns):
+        chosen = [f for f in findings if wanted(f)]
+        if chosen:
+            return chosen[0]
+    return None
 
 
 def aimed_statistic(finding: Finding) -> Any:

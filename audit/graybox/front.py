@@ -21,7 +21,7 @@ from scenarios.search import SearchSpec
 
 from .audit import GrayboxReport, check_pairs, pair_of, search_pairs
 from .execute import mechanism_name
-from .certify import aimed_statistic, certification_of
+from .certify import aimed_finding, aimed_statistic, certification_of
 
 __all__ = ["graybox_then_audit"]
 
@@ -40,9 +40,9 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
     if found.silent:
         report = run_audit(mechanism, scenario, claim=claim, settings=plain)
         return dataclasses.replace(report, graybox=found.to_dict())
-    aimable = [f for f in found.findings if f.columns]  # a finding that fixes a statistic of its columns
-    first = aimable[0] if aimable else found.findings[0]
-    if aimable:
+    aimed_at = aimed_finding(found.findings)  # one that fixes a statistic of its columns, exact first
+    first = aimed_at if aimed_at is not None else found.findings[0]
+    if aimed_at is not None:
         statistic = aimed_statistic(first)
         aimed = dataclasses.replace(plain, statistic=statistic)
         report = run_audit(mechanism, [pair_of(first.pair, pairs)], claim=claim, settings=aimed)
@@ -54,6 +54,6 @@ def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: 
                                                                            aimed.statistic))
     rest = tuple(f for f in found.findings if f is not first)
     scope = ((f"the certified audit was aimed at the finding's pair {first.pair!r} only: its verdict and bounds "
-              "cover that pair, not every pair of the scenario",) if aimable else ())
+              "cover that pair, not every pair of the scenario",) if aimed_at is not None else ())
     found = dataclasses.replace(found, findings=(certified,) + rest, notes=found.notes + scope)
     return dataclasses.replace(report, graybox=found.to_dict())

@@ -38,7 +38,7 @@ from scenarios.search import SearchSpec
 
 from ..graybox import ReplayError, check_pairs
 from ..graybox.audit import SEARCH_RANDOM, pair_of, search_pairs
-from ..graybox.certify import aimed_statistic
+from ..graybox.certify import aimed_finding, aimed_statistic
 from ..render.graybox import site_link
 from ..render.text import format_number
 from .plan import PlannedRow
@@ -55,18 +55,6 @@ def graybox_pairs(scenario: Any, seed: int) -> list[NeighborPair]:
     if isinstance(scenario, SearchSpec):
         return search_pairs(scenario, seed, SEARCH_RANDOM)
     return [pair if isinstance(pair, NeighborPair) else NeighborPair(*pair) for pair in getattr(scenario, "pairs", ())]
-
-
-def _first(findings: list) -> Any:
-    """The finding the audit is aimed at: one that implicates output columns (so it fixes the
-    statistic), an exact one (a certain falsification of the claim) first; None when no finding
-    implicates a column (a control-flow finding: the row's own audit over all its pairs, the
-    finding's among them, is the stronger test)."""
-    for wanted in (lambda f: f.exact and f.columns, lambda f: f.columns):
-        chosen = [f for f in findings if wanted(f)]
-        if chosen:
-            return chosen[0]
-    return None
 
 
 def _finding_dict(finding: Any) -> dict:
@@ -98,7 +86,7 @@ def graybox_row(row: PlannedRow, *, library: str, version: Optional[str], out: A
                "seconds": time.perf_counter() - started, "findings": [_finding_dict(f) for f in findings],
                "unreplayable": unreplayable, "aimed": None,
                "notes": list(dict.fromkeys(note for check in checks for note in check.notes))[:5]}
-    first = _first(findings)
+    first = aimed_finding(findings)
     if first is not None:
         pair = pair_of(first.pair, pairs)  # the finding's ordered pair ("... (reversed)": D′, D)
         statistic = aimed_statistic(first)
