@@ -63,7 +63,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..dpsgd.shuffle import ShuffledCanaryPair
-from ..validation import check_int
+from ..validation import check_int, check_open_unit
 
 __all__ = ["crafted_rows", "loader_batch_sizes", "shuffled_pair", "energy_view", "scale_pair_epsilon", "CRAFTED_SHARE"]
 
@@ -114,6 +114,7 @@ def scale_pair_epsilon(coordinates: int, ratio: float, delta: float) -> float:
     t = (−N·log r − ε)/a and t′ = (ε − N·log r)/a (r > 1 is the same pair reversed); ε(δ) by
     Brent's method on δ(ε) = δ."""
     n = check_int("coordinates", coordinates, minimum=1)
+    delta = check_open_unit("delta", delta)
     r = float(ratio)
     if not np.isfinite(r) or r <= 0 or r == 1:
         raise ValueError(f"`ratio` must be a positive number other than 1, got {ratio!r}")

@@ -392,7 +392,6 @@ class UserTraining:
         scale = np.sqrt(np.mean(energies)) / self.noise_multiplier  # C·η/B, from the noise's σ·C·η/B
         return float(self._shuffled.loss(steps[None, :] / scale)[0])
 
-
     def _virtual(self, watch: ParameterWatch, model: Any, energies: np.ndarray, row: np.ndarray, label: int) -> float:
         """L of :func:`.virtual.virtual_steps_loss` on the T·k writes, in units of the noise columns' scale."""
         where = _name(self.train)

@@ -183,6 +183,14 @@ def test_the_scale_pairs_epsilon_matches_monte_carlo_of_its_privacy_loss():
     assert scale_pair_epsilon(4096, r, delta) > 30  # the zoo's 1,024 noise columns over 4 steps
 
 
+def test_the_scale_pairs_epsilon_refuses_a_delta_outside_the_unit_interval():
+    from mechanisms.training.crafted import scale_pair_epsilon
+
+    for delta in (0.0, -1e-3, 1.0):  # 0 searched up to ε = 700; 1 returned ε = 0 as if it were an answer
+        with pytest.raises(ValueError, match=r"`delta` must be in \(0, 1\), got " + repr(delta)):
+            scale_pair_epsilon(1024, 15 / 16, delta)
+
+
 @pytest.mark.statistical
 def test_shuffled_batches_are_refuted_by_the_shuffled_view_on_crafted_rows():
     """Opacus's shuffled loader accounted as Poisson sampling, on 17 crafted rows (true ε(1e-3) ≥
