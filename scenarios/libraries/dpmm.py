@@ -41,6 +41,7 @@ from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, require_library
 from .families import row_pairs
 from .registry import register_library
+from .tables import cell_statistics
 
 __all__ = ["LIBRARY", "generate", "entries", "public_api", "PIPELINES", "ITERATIONS"]
 
@@ -66,11 +67,9 @@ def generate(data, random_state, *, pipeline, epsilon, delta, rows, n_iters):
     model.fit(frame, random_state=random_state)
     out = model.generate(rows)
     categories = [len(out["a"].cat.categories), len(out["b"].cat.categories), float(3 in set(out["a"].cat.categories))]
-    cells = np.zeros((DOMAIN_A, DOMAIN_B))
-    for a, b in zip(np.asarray(out["a"], dtype=float), np.asarray(out["b"], dtype=float)):
-        if 0 <= a < DOMAIN_A and 0 <= b < DOMAIN_B:
-            cells[int(a), int(b)] += 1
-    return [float(c) for c in categories] + list(cells.ravel())
+    synthetic = np.column_stack([np.asarray(out["a"], dtype=float), np.asarray(out["b"], dtype=float)])
+    counts, _ = cell_statistics(synthetic, [], (DOMAIN_A, DOMAIN_B))
+    return [float(c) for c in categories] + counts[:DOMAIN_A * DOMAIN_B]
 
 
 _BASE = np.array([[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]], dtype=float)
@@ -113,4 +112,4 @@ def public_api() -> tuple[str, ...]:
 LIBRARY = register_library(Library(
     name="dpmm", distribution="dpmm", entries=entries, public_api=public_api, excluded={},
     script_header="import numpy as np\nimport pandas as pd\nfrom dpmm import pipelines\n\nDOMAIN_A, DOMAIN_B = 4, 2\n",
-    seeded=False))
+    helpers=(cell_statistics,), seeded=False))

@@ -48,6 +48,7 @@ from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, require_library
 from .families import row_pairs
 from .registry import register_library
+from .tables import cell_statistics
 
 __all__ = ["LIBRARY", "table_statistics", "synthesize", "regression", "entries", "public_api"]
 
@@ -64,18 +65,9 @@ pd = require_library("pandas", catalogue="smartnoise-synth", install="pip instal
 def table_statistics(table, probes):
     """What one record can change in a synthetic table of columns a, b: the count of each cell
     (a, b) of the domain, the rows outside it, the one-way marginals, and each probe record's
-    Hamming distance to the nearest synthetic row."""
-    rows = np.asarray(table, dtype=float).reshape(-1, 2)
-    cells = np.zeros((DOMAIN_A, DOMAIN_B))
-    outside = 0.0
-    for a, b in rows:
-        if 0 <= a < DOMAIN_A and 0 <= b < DOMAIN_B and a == int(a) and b == int(b):
-            cells[int(a), int(b)] += 1
-        else:
-            outside += 1
-    distances = [float(np.min(np.sum(rows != np.asarray(p, dtype=float), axis=1))) if len(rows) else 2.0
-                 for p in probes]
-    return list(cells.ravel()) + [outside] + list(cells.sum(axis=1)) + list(cells.sum(axis=0)) + distances
+    Hamming distance to the nearest synthetic row (:func:`~.tables.cell_statistics`)."""
+    counts, distances = cell_statistics(table, probes, (DOMAIN_A, DOMAIN_B))
+    return counts + distances
 
 
 def synthesize(data, random_state, *, synth, epsilon, rows, probes, public_domain=False, **kwargs):
@@ -224,4 +216,4 @@ LIBRARY = register_library(Library(
     name="smartnoise-synth", distribution="smartnoise-synth", entries=entries, public_api=public_api,
     excluded=_EXCLUDED, script_header="import importlib\nimport importlib.util\nimport os\nimport numpy as np\nimport pandas as pd\nimport snsynth\n\n"
                                       f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
-    helpers=(table_statistics, covariance_class), seeded=False))
+    helpers=(cell_statistics, table_statistics, covariance_class), seeded=False))

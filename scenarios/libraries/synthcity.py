@@ -65,6 +65,7 @@ from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, require_library
 from .families import row_pairs
 from .registry import register_library
+from .tables import cell_statistics
 
 __all__ = ["LIBRARY", "table_statistics", "generate", "entries", "public_api"]
 
@@ -87,19 +88,11 @@ pd = require_library("pandas", catalogue="synthcity", install=_INSTALL)
 def table_statistics(table, probes):
     """What one record can change in a synthetic table of columns a, b: the count of each cell
     (a, b) of the domain, the rows outside it, the one-way marginals, the largest value of a, and
-    each probe record's Hamming distance to the nearest synthetic row."""
+    each probe record's Hamming distance to the nearest synthetic row (:func:`~.tables.cell_statistics`)."""
+    counts, distances = cell_statistics(table, probes, (DOMAIN_A, DOMAIN_B))
     rows = np.asarray(table, dtype=float).reshape(-1, 2)
-    cells = np.zeros((DOMAIN_A, DOMAIN_B))
-    outside = 0.0
-    for a, b in rows:
-        if 0 <= a < DOMAIN_A and 0 <= b < DOMAIN_B and a == int(a) and b == int(b):
-            cells[int(a), int(b)] += 1
-        else:
-            outside += 1
     largest = float(rows[:, 0].max()) if len(rows) else -1.0
-    distances = [float(np.min(np.sum(rows != np.asarray(p, dtype=float), axis=1))) if len(rows) else 2.0
-                 for p in probes]
-    return list(cells.ravel()) + [outside] + list(cells.sum(axis=1)) + list(cells.sum(axis=0)) + [largest] + distances
+    return counts + [largest] + distances
 
 
 def generate(data, random_state, *, plugin, rows, probes, seeded=True, **kwargs):
@@ -221,4 +214,4 @@ LIBRARY = register_library(Library(
     script_header="import sys\nimport numpy as np\nimport pandas as pd\n"
                   "from synthcity import plugins as plugins_module\n\n"
                   f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
-    helpers=(table_statistics,), seeded=True))
+    helpers=(cell_statistics, table_statistics), seeded=True))

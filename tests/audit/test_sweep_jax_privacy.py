@@ -63,6 +63,7 @@ def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch):
     assert "jax_privacy.keras_api" in coverage.excluded
 
 
+@pytest.mark.statistical
 def test_the_vectorized_step_has_the_law_of_the_per_call_release(monkeypatch):
     lib = _library(monkeypatch)
     case = next(c for e in lib.entries() for c in e.cases() if c.point == "noise_multiplier=1.0, l2_clip_norm=0.2")

@@ -196,3 +196,13 @@ def test_opendp_integer_threshold_claims_the_tail_beyond_the_threshold_and_batch
     se = math.sqrt(pooled * (1 - pooled) * (1 / batch.size + 1 / single.size))
     assert abs(batch.mean() - single.mean()) < 4.42 * se
     assert not case.mechanism(np.asarray(pair.base), 5_000, np.random.default_rng(0))[:, 4].any()
+
+
+def test_cell_statistics_counts_cells_outside_rows_marginals_and_distances_by_hand():
+    from scenarios.libraries.tables import cell_statistics
+    table = [[0, 0], [3, 1], [3, 1], [5, 0], [1.5, 1], [np.nan, 0], [np.inf, 1], [-1, 0]]
+    counts, distances = cell_statistics(table, [[3.0, 0.0], [2.0, 2.0]], (4, 2))
+    cells = [1, 0, 0, 0, 0, 0, 0, 2]  # (0, 0) once, (3, 1) twice; the other five rows fall outside
+    assert counts == cells + [5.0] + [1, 0, 0, 2] + [1, 2]
+    assert distances == [1.0, 2.0]  # (3, 0) is one away from (3, 1) and (5, 0); no row shares a value with (2, 2)
+    assert cell_statistics([], [[0.0, 0.0]], (4, 2)) == ([0.0] * 8 + [0.0] + [0.0] * 6, [2.0])
