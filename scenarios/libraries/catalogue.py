@@ -25,7 +25,7 @@ from mechanisms.adapters.released import HEADER
 from mechanisms.claims import Claim, Relation, as_relation
 
 __all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api",
-           "require_library"]
+           "require_library", "point_label"]
 
 #: What an entry is.
 KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator")
@@ -42,6 +42,12 @@ class NotInRelease(Exception):
     """Raised by an entry's ``build`` (or found by :func:`missing_api`) when the installed release
     lacks the name or the parameter a grid point needs: the sweep reports that row as "not in
     this release", which is neither a verdict nor an error, and does not plan it."""
+
+
+def point_label(point: Mapping[str, Any], *, skip: tuple[str, ...] = (), empty: str = "") -> str:
+    """A grid point's label, ``"k=v, k=v"`` with string quotes dropped (``epsilon=1.0, kind=banded``),
+    leaving out the keys in ``skip``; ``empty`` when nothing is left."""
+    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items() if k not in skip) or empty
 
 
 def require_library(module: str, *, catalogue: str, install: str) -> ModuleType:

@@ -39,7 +39,7 @@ import functools
 import importlib
 import inspect
 import logging
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, GaussianDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease
+from .catalogue import Case, Entry, Library, NotInRelease, point_label
 from .jax_privacy_release import (_clipped_sum, _grad_fn, _participates, _plan, _relation, _runner, _sampler,
                                   _stream_sums, jax_privacy,
                                   loss, plan, plan_batch, step, step_batch, stream, stream_batch, stream_sensitivity,
@@ -66,10 +66,6 @@ DELTA = 1e-5
 
 
 # -- claims ----------------------------------------------------------------------------------------------
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 @functools.lru_cache(maxsize=None)
 def accountant_epsilon(accountant, steps, noise_multiplier, num_samples, batch_size, sampling="poisson",
                        truncated_batch_size=None, cycle_length=1):
@@ -162,9 +158,9 @@ def _step_build(point):
     # example added, or the last replaced) and vouched for.
     scenario = _scenario.custom(_step_pairs(params["l2_clip_norm"], relation, users), relation)
     width = 2
-    mechanism = LibraryRelease(step, params, f"jax_privacy.clipped_grad + gaussian_privatizer({_label(point)})", claim,
+    mechanism = LibraryRelease(step, params, f"jax_privacy.clipped_grad + gaussian_privatizer({point_label(point)})", claim,
                                width + 1, batch=functools.partial(step_batch, **params))
-    return Case("clipped_grad+gaussian_privatizer", _label(point), dict(point), mechanism, claim, scenario, step,
+    return Case("clipped_grad+gaussian_privatizer", point_label(point), dict(point), mechanism, claim, scenario, step,
                 params, "batch", statistic="coordinates", layout=(("noisy gradient[0]", None),
                                                                   ("noisy gradient[1]", None)))
 
@@ -244,9 +240,9 @@ def _stream_build(point):
     exact = (max(float(np.linalg.norm(c @ u)) for u in patterns) / (params["noise_multiplier"] * sens)
              if patterns else None)
     claim = GaussianDP(1.0 / params["noise_multiplier"], ADD_REMOVE)
-    mechanism = LibraryRelease(stream, params, f"jax_privacy.matrix_factorization_privatizer({_label(point)})", claim,
+    mechanism = LibraryRelease(stream, params, f"jax_privacy.matrix_factorization_privatizer({point_label(point)})", claim,
                                updates + 1, batch=functools.partial(stream_batch, **params))
-    return Case("matrix_factorization_privatizer", _label(point),
+    return Case("matrix_factorization_privatizer", point_label(point),
                 {**point, "library_sensitivity": sens, "exact_mu_of_these_pairs": exact}, mechanism, claim,
                 _scenario.from_pairs(pairs, ADD_REMOVE), stream, params, "batch", statistic="coordinates",
                 layout=tuple((f"noisy sum of step {t + 1}", None) for t in range(updates)),
@@ -314,9 +310,9 @@ def _accountant_build(point):
     name = ("calibrate_noise_multiplier" if point["accountant"] == "calibrate" else point["accountant"]
             if point["accountant"].startswith("calibrate_") else
             f"DpsgdTrainingAccountant({'RdpAccountantConfig' if point['accountant'] == 'rdp' else 'PldAccountantConfig'})")
-    mechanism = LibraryRelease(train, params, f"jax_privacy.accounting.{name}({_label(point)})", claim, steps + 1,
+    mechanism = LibraryRelease(train, params, f"jax_privacy.accounting.{name}({point_label(point)})", claim, steps + 1,
                                batch=functools.partial(train_batch, **params))
-    return Case(f"accounting.{name.split('(')[0]}", _label(point), {**point, "noise_multiplier": sigma, "steps": steps,
+    return Case(f"accounting.{name.split('(')[0]}", point_label(point), {**point, "noise_multiplier": sigma, "steps": steps,
                                                                      "batch_size": batch,
                                                                      "library_epsilon": epsilon, "delta": DELTA},
                 mechanism, claim, _scenario.from_pairs(pairs, relation), train, params, "batch",
@@ -347,9 +343,9 @@ def _plan_build(point):
         pairs = [(base, np.vstack([base, [[-10.0]]]), "add a canary at −10 (clipped to −C), opposed to the others")]
     else:
         pairs = [(np.vstack([base, [[-10.0]]]), np.vstack([base, [[0.0]]]), "zero out a canary at −10 (clipped)")]
-    mechanism = LibraryRelease(plan, params, f"BandMFExecutionPlanConfig({_label(point)})", claim, steps + 1,
+    mechanism = LibraryRelease(plan, params, f"BandMFExecutionPlanConfig({point_label(point)})", claim, steps + 1,
                                batch=functools.partial(plan_batch, **params))
-    return Case("experimental.BandMFExecutionPlanConfig", _label(point), dict(point), mechanism, claim,
+    return Case("experimental.BandMFExecutionPlanConfig", point_label(point), dict(point), mechanism, claim,
                 _scenario.from_pairs(pairs, relation), plan, params, "batch", statistic="coordinates",
                 layout=tuple((f"noisy sum of step {t + 1}", None) for t in range(steps)))
 

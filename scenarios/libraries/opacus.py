@@ -57,7 +57,7 @@ import inspect
 import logging
 import re
 import warnings
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +67,7 @@ from mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
 from mechanisms.training.accountants import accountant_claim
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease, require_library
+from .catalogue import Case, Entry, Library, NotInRelease, point_label, require_library
 from .registry import register_library
 
 
@@ -208,10 +208,6 @@ def claim_of(accountant: str, q: float, sigma: float, steps: int):
     return claim, float(reported)
 
 
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 # -- entries ---------------------------------------------------------------------------------------------
 _ENGINE_TEXT = ("opacus.PrivacyEngine.make_private docstring: 'Add privacy-related responsibilities to the main "
                 "PyTorch training objects ... Optimizer is now responsible for gradient clipping and adding noise "
@@ -281,10 +277,10 @@ def _engine_build(point):
     reads_n = options.get("loss_reduction") == "mean" and expected_batch_size(n, batch) != expected_batch_size(n + 1, batch)
     exact = not reads_n and options.get("clipping") != "adaptive" and not _clips_ghost_to_one(options)
     reference = PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA) if exact else None
-    mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({_label(point)})", claim, width + 1,
+    mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({point_label(point)})", claim, width + 1,
                                reference=reference)
     layout = tuple((f"{name} after step {t + 1}", None) for t in range(steps) for name in ("w", "b"))
-    return Case("PrivacyEngine.make_private", _label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
+    return Case("PrivacyEngine.make_private", point_label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
                                                                "delta": DELTA},
                 mechanism, claim, scenario, train, params, "fit", statistic="coordinates", layout=layout,
                 known=OPACUS_819 if reads_n else OPACUS_664 if _clips_ghost_to_one(options) else "")
@@ -357,9 +353,9 @@ def _accountant_entry(accountant: str) -> Entry:
         params = {"noise_multiplier": sigma, "sample_rate": q, "steps": steps}
         pairs = [(np.array([[0.5]]), np.array([[0.5], [1.0]]), "add a row with clipped gradient +C"),
                  (np.zeros((0, 1)), np.array([[0.0]]), "empty vs one row with clipped gradient −C")]
-        mechanism = LibraryRelease(subsampled_gaussian, params, f"opacus.accountants.{name}({_label(point)})", claim,
+        mechanism = LibraryRelease(subsampled_gaussian, params, f"opacus.accountants.{name}({point_label(point)})", claim,
                                    steps + 1, batch=truth, reference=truth)
-        return Case(f"accountants.{name}", _label(point), {**point, "opacus_epsilon": reported, "delta": DELTA},
+        return Case(f"accountants.{name}", point_label(point), {**point, "opacus_epsilon": reported, "delta": DELTA},
                     mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE), subsampled_gaussian, params, "batch",
                     statistic="coordinates" if steps > 1 else "auto",
                     layout=tuple((f"step {t + 1}", None) for t in range(steps)),

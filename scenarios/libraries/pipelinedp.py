@@ -26,7 +26,6 @@ selection", PoPETs 2022(1).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
 
 import numpy as np
 
@@ -34,7 +33,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
@@ -117,10 +116,6 @@ def noise(data, random_state, *, epsilon, delta, noise_kind, **sensitivities):
 
 
 # -- cases ------------------------------------------------------------------------------------------
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 def _claim(epsilon: float, delta: float, relation: Relation = ADD_REMOVE):
     return PureDP(epsilon, relation) if delta == 0 else ApproxDP(epsilon, delta, relation)
 
@@ -173,7 +168,7 @@ def _aggregation(name: str, metrics, grid, *, api=None) -> Entry:
         private = params.get("public") is False
         claim = _claim(point["epsilon"], point["delta"])
         pairs = _unit_pairs(lo, hi, private=private, empty=point.get("data") == "empty")
-        label = _label(point)
+        label = point_label(point)
         mechanism = LibraryRelease(aggregate, params, f"pipeline_dp.{name}({label})", claim,
                                    3 * (1 + len(names)) + 1, deterministic=False)
         return Case(name, label, dict(point), mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE), aggregate,
@@ -227,7 +222,7 @@ def _selection() -> Entry:
                                  (_unit((2, 0.0), (1, 0.0), (2, 0.0)), "add a unit in b and twice in c")], ADD_REMOVE)
         pairs.append((_unit((0, 0.0)).reshape(1, -1), np.array([_unit((0, 0.0)), _unit((2, 0.0))]),
                       "one unit vs a second alone in c"))
-        label = _label(point)
+        label = point_label(point)
         mechanism = LibraryRelease(select, dict(point), f"pipeline_dp.select_partitions({label})", claim, 4,
                                    deterministic=False)
         return Case("select_partitions", label, dict(point), mechanism, claim, _scenario.from_pairs(pairs, ADD_REMOVE),
@@ -249,7 +244,7 @@ def _add_noise() -> Entry:
         # Pre-aggregated values that differ by linf in at most l0 partitions (vouched for here).
         pairs = [(np.array([0.0, 0.0]), np.array([linf, 0.0]), "a + linf"),
                  (np.array([0.0, 0.0]), np.array([linf, linf if l0 >= 2 else 0.0]), "a, b + linf (l0 partitions)")]
-        label = _label(point)
+        label = point_label(point)
         mechanism = LibraryRelease(noise, dict(point), f"pipeline_dp.add_dp_noise({label})", claim, 3,
                                    deterministic=False)
         return Case("add_dp_noise", label, dict(point), mechanism, claim, _scenario.custom(pairs, REPLACE), noise,

@@ -27,7 +27,6 @@ with bounded user contribution", PoPETs 2020(2); Desfontaines, Voss, Gipson & Ma
 
 from __future__ import annotations
 
-from typing import Any, Mapping
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -81,10 +80,6 @@ def keep(data, random_state, *, strategy, epsilon, delta, max_partitions_contrib
 
 
 # -- cases ------------------------------------------------------------------------------------------
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 def _claim(epsilon: float, delta: float, relation: Relation):
     return PureDP(epsilon, relation) if delta == 0 else ApproxDP(epsilon, delta, relation)
 
@@ -92,7 +87,7 @@ def _claim(epsilon: float, delta: float, relation: Relation):
 def _case(entry: str, point, release, params, claim, pairs, *, rows: bool, relation: Relation, known: str = "",
           layout=(("value", None),)) -> Case:
     scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
-    label = _label(point)
+    label = point_label(point)
     mechanism = LibraryRelease(release, params, f"pydp.{entry}({label})", claim, 2, deterministic=False)
     return Case(entry, label, dict(point), mechanism, claim, scenario, release, params, "call", statistic="auto",
                 known=known, layout=layout)

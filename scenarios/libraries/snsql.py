@@ -37,7 +37,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
@@ -105,7 +105,7 @@ def query(data, random_state, *, sql, epsilon, delta, table, grouped=False, widt
 
 # -- cases ------------------------------------------------------------------------------------------
 def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items() if k != "sql") or "default"
+    return point_label(point, skip=("sql",), empty="default")
 
 
 def _rows(pairs_of_values):

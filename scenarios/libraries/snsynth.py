@@ -37,7 +37,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from typing import Any, Mapping
 
 import numpy as np
 
@@ -45,7 +44,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import row_pairs
 from .registry import register_library
 from .tables import cell_statistics
@@ -110,10 +109,6 @@ def regression(data, random_state, *, epsilon, bounds):
 
 
 # -- cases ------------------------------------------------------------------------------------------
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 #: Eight records: cell (2, 1) is empty (rare), category a = 3 absent (new).
 _BASE = np.array([[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]], dtype=float)
 _EXTRA = {"new category": ([3.0, 0.0], "add a record with a new category a = 3"),
@@ -133,7 +128,7 @@ def _generator(name: str, grid) -> Entry:
         extra = [(_EXTRA[k][0], _EXTRA[k][1] if relation is ADD_REMOVE else
                   f"last record (0, 1) → {tuple(int(v) for v in _EXTRA[k][0])}, {k}") for k in pairs]
         scenario = _scenario.from_pairs(row_pairs(_BASE, extra, relation), relation)
-        label = _label(point)
+        label = point_label(point)
         layout = tuple((f"count of cell ({a}, {b})", None) for a in range(DOMAIN_A) for b in range(DOMAIN_B))
         layout += (("rows outside the domain", None),) + tuple((f"marginal a = {a}", None) for a in range(DOMAIN_A))
         layout += tuple((f"marginal b = {b}", None) for b in range(DOMAIN_B))
@@ -161,7 +156,7 @@ def _regression() -> Entry:
                                                                             "the bounds (clipped)"),
                  ([50.0, 50.0], "last record → outlier (50, 50)")]
         scenario = _scenario.from_pairs(row_pairs(base, extra, REPLACE), REPLACE)
-        label = _label(point)
+        label = point_label(point)
         mechanism = LibraryRelease(regression, params, f"snsynth.DPcovariance({label})", claim, 4,
                                    deterministic=False)
         return Case("models.DPcovariance", label, dict(point), mechanism, claim, scenario, regression, params,

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -62,7 +62,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import row_pairs
 from .registry import register_library
 from .tables import cell_statistics
@@ -112,10 +112,6 @@ def generate(data, random_state, *, plugin, rows, probes, seeded=True, **kwargs)
 
 
 # -- cases ------------------------------------------------------------------------------------------
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
-
-
 #: Twelve records (PrivBayes clusters parents with KMeans(n_clusters=10), so it needs ten at least):
 #: cell (2, 1) is empty (rare), category a = 3 absent (new); the last record (0, 1) is the one replaced.
 _BASE = np.array([[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 0], [1, 0], [2, 0], [0, 0], [1, 1], [1, 0], [0, 1]],
@@ -148,7 +144,7 @@ def _generator(name: str, grid, *, approx: bool, graybox: bool, known: str, text
                   f"last record (0, 1) → {tuple(int(v) for v in _EXTRA[key][0])}, {key}")]
         scenario = _scenario.from_pairs(row_pairs(_BASE, extra, relation), relation)
         layout = _LAYOUT + tuple((f"distance of {p} to the table", None) for p in probes)
-        label = _label(point)
+        label = point_label(point)
         mechanism = LibraryRelease(generate, params, f"synthcity.{name}({label})", claim, len(layout) + 1,
                                    deterministic=False)
         # What the pair reaches: a new category the schema read from the data; a rare cell the entry's own issue.

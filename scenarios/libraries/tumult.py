@@ -55,7 +55,7 @@ from mechanisms.claims import ZCDP, ApproxDP, PureDP, Relation
 from mechanisms.validation import check_size
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, require_library
+from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
@@ -271,7 +271,7 @@ class BatchedRelease(LibraryRelease):
 
 # -- cases ----------------------------------------------------------------------------------------------
 def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items()) or "default"
+    return point_label(point, empty="default")
 
 
 def _claim(budget: tuple):
