@@ -12,9 +12,8 @@ import time
 from dataclasses import replace
 from typing import Any, Optional
 
-import numpy as np
-
 from ..engine import run_audit
+from ..settings import AuditSettings
 from .audit import GrayboxReport, check_pairs, pair_of
 from .certify import aimed_statistic, certification_of
 from .execute import mechanism_name
@@ -62,10 +61,14 @@ def graybox_audit(mechanism: Any, scenario: Any, *, claim: Optional[Any] = None,
         any audit draws, so the chance that a correct mechanism gets any VIOLATED line is at most
         ``1 − confidence``.
     """
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
-    if not isinstance(samples, (int, np.integer)) or samples < 100:
-        raise ValueError(f"`samples` must be an integer >= 100, got {samples!r}")
+    # The audit settings own these checks; the replays need a seed, and a certified audit 100 draws.
+    checked = AuditSettings.from_options({"seed": seed, "samples": samples, "confidence": confidence},
+                                         where="graybox_audit")
+    if checked.seed is None:
+        raise ValueError("`seed` must be a non-negative integer (the replays are seeded), got None")
+    if checked.samples < 100:
+        raise ValueError(f"`samples` must be at least 100 for a certified audit, got {samples!r}")
+    seed, samples, confidence = checked.seed, checked.samples, checked.confidence
     claim = claim if claim is not None else getattr(mechanism, "claim", None)
     if claim is None:
         raise ValueError("`claim` is required: the mechanism has no `claim` attribute")

@@ -118,3 +118,23 @@ def test_cli_graybox_shows_findings_in_every_report_form(tmp_path, capsys):
     assert "## Gray-box" in (out / "summary.md").read_text() and "#L" in (out / "summary.md").read_text()
     assert "class='graybox'" in (out / "report.html").read_text()
     assert np.isfinite(entry["report"]["epsilon_lower_bound"])
+
+
+@pytest.mark.parametrize(("options", "error", "named"), [
+    ({"seed": -1}, ValueError, "`seed`"), ({"seed": None}, ValueError, "`seed`"),
+    ({"samples": "many"}, TypeError, "`samples`"), ({"samples": 50}, ValueError, "`samples`"),
+    ({"confidence": 1.5}, ValueError, "`confidence`")])
+def test_graybox_audit_refuses_bad_settings_naming_them_before_any_replay(options, error, named):
+    calls = []
+
+    def mechanism(dataset, size, rng):
+        calls.append(size)
+        return rng.laplace(size=(size, 1))
+    with pytest.raises(error, match=named):
+        graybox_audit(mechanism, counting(1), claim=LaplaceMechanism(1.0).claim, **options)
+    assert calls == []
+
+
+def test_graybox_audit_takes_the_sample_counts_the_settings_take():
+    report = graybox_audit(PerQueryLaplaceMechanism(0.5, d=4), counting(4), seed=3, samples=2e3, max_certified=1)
+    assert any(f.certification is not None for f in report.findings)
