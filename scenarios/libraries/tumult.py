@@ -178,7 +178,8 @@ def draws(datasets, counts, **params):
         rows = evaluate(copies, copies=len(copies), **params)
     except Exception:  # noqa: BLE001 - any exception the library raises is an output
         if len(datasets) == 1:
-            return [[0.0] * len(vector([], **params)) + [1.0]] * counts[0]
+            raised = [0.0] * len(vector([], **params)) + [1.0]
+            return [list(raised) for _ in range(counts[0])]  # one list a draw, never one shared
         return [draw for d, n in zip(datasets, counts) for draw in draws([d], [n], **params)]
     by_copy: dict = {}
     for row in rows:
