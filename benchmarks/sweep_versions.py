@@ -34,6 +34,11 @@ Targets:
   1.0.6): ``DPcovariance.release`` clipped the data to the bounds, then computed the covariance of
   the raw data, with noise calibrated to the bounds; an outlier beyond them moves cov(x, x) without
   limit.  The target row is the grid point ``epsilon=1.0``.
+- **diffprivlib 0.4.1 → 0.5.0, Wishart** (IBM/differential-privacy-library#42): the Wishart
+  mechanism adds a Wishart matrix G Gᵀ to a second-moment matrix; the noise is positive definite, so
+  a release below A + x xᵀ in x's direction comes only from the dataset without x, with
+  probability P(χ²₃ < (2ε)²) = 0.74 at ε = 1.  Deprecated in 0.4 as not DP and removed in 0.5.0:
+  the fixed release must report the entry "not in this release".
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -73,6 +78,12 @@ class Target:
     issue: str
     #: sweep only the target grid point (``--entries 'ENTRY [*POINT*]'``), not the entry's whole grid
     only_point: bool = False
+    #: the fix removed the entry: the fixed release must report it "not in this release"
+    removed: bool = False
+
+    def expected(self, role: str) -> str:
+        """The verdict the unchanged sweep must give the target row on the ``role`` release."""
+        return "VIOLATED" if role == "buggy" else "ABSENT" if self.removed else "NOT_REFUTED"
 
 
 TARGETS = (
@@ -89,6 +100,9 @@ TARGETS = (
            only_point=True),
     Target("smartnoise-synth", "1.0.5", "1.0.6", "models.DPcovariance", "epsilon=1.0",
            "opendp/smartnoise-sdk#622, fixed by #624 in 1.0.6 (the covariance clipped the data, then used the raw data)"),
+    Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
+           "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
+           removed=True),
 )
 
 
@@ -119,6 +133,10 @@ def sweep(target: Target, version: str, out: Path, budget: str, seed: int,
     stamp.write_text(json.dumps({"budget": budget, "seed": seed, "status": status, "cpu_s": cpu, "load_1min": load,
                                  "document": document}))
     return document, status, cpu, load
+
+
+def _shown(verdict: str) -> str:
+    return "not in this release" if verdict == "ABSENT" else verdict
 
 
 def _fmt(value) -> str:
@@ -159,8 +177,8 @@ def main(argv=None) -> int:
             document, status, cpu, load = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
                                           / target.entry, args.budget, args.seed, args.reuse)
             for row in document["rows"]:
-                is_target = row["entry"] == target.entry and target.point in row["point"]
-                rows.append({"library": target.library, "version": version, "role": role, "issue": target.issue,
+                is_target = row["entry"] == target.entry and (target.point in row["point"] or row["point"] == "*")
+                rows.append({"expected": target.expected(role) if is_target else None, "library": target.library, "version": version, "role": role, "issue": target.issue,
                              "row": row["key"], "target": is_target,
                              "verdict": row.get("verdict") or row.get("status", "ERROR").upper(),
                              "epsilon_lb": row.get("epsilon_lb"), "statistic": (row.get("witness") or {}).get("statistic"),
@@ -170,17 +188,17 @@ def main(argv=None) -> int:
     if not rows and args.range:  # only the range sweep was asked for: keep the targets' results
         return run_range(args.range[0], args.range[1], args.range_budget, args.range_entries, args.out)
     targets = [r for r in rows if r["target"]]
-    met = bool(targets) and all((r["verdict"] == "VIOLATED") == (r["role"] == "buggy") for r in targets)
+    met = bool(targets) and all(r["verdict"] == r["expected"] for r in targets)
     lines = [f"**Documented-and-fixed violations, swept on the buggy and the fixed release (budget "
              f"`{args.budget}`, seed {args.seed}; CPU seconds of each sweep, 1-minute load average beside it: the "
              "machine was shared)**", "",
              "| library | version | role | row | target | verdict | ε_lb | statistic | expected | met | CPU s | load |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        expected = ("VIOLATED" if r["role"] == "buggy" else "NOT_REFUTED") if r["target"] else "—"
+        expected = r["expected"] or "—"
         ok = ("yes" if r["verdict"] == expected else "**no**") if r["target"] else "—"
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
-                     f"| {r['verdict']} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {expected} | {ok} | "
+                     f"| {_shown(r['verdict'])} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {_shown(expected)} | {ok} | "
                      f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {'—' if r['load_1min'] is None else format(r['load_1min'], '.1f')} |")
     lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
                                               for t in TARGETS if not args.only or t.library in args.only)]

@@ -7,7 +7,7 @@ by ``python -m audit sweep`` inside a virtual environment of its own under :func
 (``~/.cache/dpaudit/envs``, or ``$DPAUDIT_ENVS``), built once with ``python -m venv`` and pip:
 
 - the interpreter and the pins the release needs (:func:`release_environment`): old OpenDP needs
-  numpy < 2, diffprivlib 0.4 scikit-learn 1.0.2, which has wheels only up to Python 3.10;
+  numpy < 2, diffprivlib 0.4-0.5.1 scikit-learn 1.0.2, which has wheels only up to Python 3.10;
 - dpaudit's own dependencies (:data:`DPAUDIT_DEPENDENCIES`); dpaudit itself is this checkout, on
   ``PYTHONPATH``, so every release is swept by the same, unchanged catalogue, which adapts to the
   release's API (an entry or parameter the release lacks is a row "not in this release").
@@ -86,9 +86,10 @@ def _current() -> str:
 
 
 def _diffprivlib(version: str) -> Environment:
-    if version_key(version) < version_key("0.5"):
-        # 0.4 imports scikit-learn internals that 1.1 removed; 1.0.2 has wheels up to Python 3.10.  Its
-        # histogram2d/histogramdd pass histogramdd(normed=), which numpy 1.24 removed: numpy 1.23.
+    if version_key(version) < version_key("0.5.2"):
+        # 0.4-0.5.1 import scikit-learn internals that 1.1 removed (0.5.2 carries its own copy of
+        # _logistic_loss_and_grad); 1.0.2 has wheels up to Python 3.10.  0.4's histogram2d/histogramdd
+        # pass histogramdd(normed=), which numpy 1.24 removed: numpy 1.23.
         return Environment("python3.10", ("scikit-learn==1.0.2", "numpy==1.23.5", "scipy==1.12.0"))
     if version_key(version) < version_key("0.6.4"):
         return Environment(_current(), ("scikit-learn<1.6", "numpy<2"))

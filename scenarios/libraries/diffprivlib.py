@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from functools import partial
 from typing import Any, Mapping
 
@@ -46,7 +47,7 @@ dpl = require("diffprivlib", library="diffprivlib")
 #: The mechanism object of the last release (see :func:`mechanism_object`).
 _LAST: dict = {}
 
-__all__ = ["LIBRARY", "randomise", "randomise_label", "select", "eigenvector", "query", "histogram_query",
+__all__ = ["LIBRARY", "randomise", "randomise_label", "select", "eigenvector", "wishart", "query", "histogram_query",
            "fit", "fitted", "compose", "mechanism_object"]
 
 REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
@@ -54,7 +55,7 @@ _CLAIM_MECH = ("diffprivlib.mechanisms.{name} docstring: 'epsilon : Privacy para
                "{delta}; the mechanism is (ε, δ)-DP for inputs within `sensitivity` (DPMechanism docstring)")
 
 
-# -- release functions (their source goes into reproduction scripts: names np and dpl only) -------
+# -- release functions (their source goes into reproduction scripts: names np, dpl and warnings only) -------
 def seeded(factory, random_state, **kwargs):
     """``factory(random_state=random_state, **kwargs)``, or without ``random_state`` where the
     release takes none (diffprivlib before 0.5 draws from numpy's global generator)."""
@@ -99,6 +100,20 @@ def eigenvector(data, random_state, *, epsilon, sensitivity):
     """Bingham's private first eigenvector of the symmetric matrix ``data``."""
     mech = seeded(dpl.mechanisms.Bingham, random_state, epsilon=epsilon, sensitivity=sensitivity)
     return mech.randomise(np.asarray(data, dtype=float))
+
+
+def wishart(data, random_state, *, epsilon, sensitivity):
+    """The Wishart mechanism (diffprivlib before 0.5) on the second-moment matrix ``data``, row by row.
+
+    It adds ``G Gᵀ`` with ``G`` a d × (d + 1) matrix of N(0, (Δ / 2ε)²) entries (Jiang, Xie & Zhang
+    2016).  It draws from its own ``np.random.default_rng()``, which no argument seeds; that generator
+    is replaced by one seeded from ``random_state``, so a sweep repeats.
+    """
+    with warnings.catch_warnings():  # deprecated in 0.4 with the warning that it is not DP
+        warnings.simplefilter("ignore", DeprecationWarning)
+        mech = dpl.mechanisms.Wishart(epsilon=epsilon, sensitivity=sensitivity)
+    mech._rng = np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    return np.ravel(mech.randomise(np.asarray(data, dtype=float)))
 
 
 def query(data, random_state, *, function, capacity, **kwargs):
@@ -316,6 +331,18 @@ def _selection_entries() -> list[Entry]:
         return _case("mechanisms.Bingham", _label(point, point), eigenvector, point, PureDP(point["epsilon"], REPLACE),
                      pairs, cost="query", width=2, rows=False, relation=REPLACE, layout=(("v[0]", None), ("v[1]", None)))
 
+    def wishart_build(point):
+        # Replacing a zero record by x = Δ·e2 adds x xᵀ.  The noise's W[1,1] is (Δ/2ε)² χ²₃ ≥ 0, so
+        # the release's W[1,1] − A[1,1] < Δ² has probability P(χ²₃ < (2ε)²) (0.74 at ε = 1) on the
+        # first dataset and 0 on the second: a δ no pure claim allows, at every ε.
+        base = np.array([[1.0, 0.0], [0.0, 0.5]])
+        pairs = [(base, base + np.array([[0.0, 0.0], [0.0, 1.0]]) * point["sensitivity"] ** 2,
+                  "A vs A + x xᵀ, x = Δ·e2")]
+        return _case("mechanisms.Wishart", _label(point, point), wishart, point, PureDP(point["epsilon"], REPLACE),
+                     pairs, cost="call", width=4, rows=False, relation=REPLACE,
+                     layout=tuple((f"W[{i},{j}]", None) for i in range(2) for j in range(2)),
+                     known="IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; removed in 0.5.0)")
+
     return [select_entry("Exponential"), select_entry("PermuteAndFlip"),
             label_entry("Binary", ["a", "b"], {"value0": "a", "value1": "b"}),
             label_entry("ExponentialCategorical", ["a", "b", "c"],
@@ -323,7 +350,12 @@ def _selection_entries() -> list[Entry]:
             label_entry("ExponentialHierarchical", ["a", "b", "c", "d"], {"hierarchy": [["a", "b"], ["c", "d"]]}),
             Entry("mechanisms.Bingham", ("diffprivlib.mechanisms.Bingham",), "mechanism",
                   _CLAIM_MECH.format(name="Bingham", delta="") + "; covariance matrices within `sensitivity`",
-                  REPLACE, ({"epsilon": 1.0, "sensitivity": 1.0}, {"epsilon": 4.0, "sensitivity": 1.0}), bingham_build)]
+                  REPLACE, ({"epsilon": 1.0, "sensitivity": 1.0}, {"epsilon": 4.0, "sensitivity": 1.0}), bingham_build),
+            Entry("mechanisms.Wishart", ("diffprivlib.mechanisms.Wishart",), "mechanism",
+                  "diffprivlib.mechanisms.Wishart docstring (0.4): 'The value of epsilon for achieving "
+                  "(ε, δ)-differential privacy', with delta fixed at 0, for data of l2-norm within `sensitivity`; "
+                  "removed in 0.5.0 as not DP (IBM/differential-privacy-library#42)",
+                  REPLACE, ({"epsilon": 1.0, "sensitivity": 1.0},), wishart_build)]
 
 
 def value_pairs_vector(items, sensitivity):
@@ -600,11 +632,10 @@ _EXCLUDED = {
     "diffprivlib.mechanisms.TruncationAndFoldingMixin": "not DP: a mixin of the truncated and folded mechanisms",
     "diffprivlib.mechanisms.Vector": "covered through another entry: models.LogisticRegression (Vector perturbs "
                                      "an objective function; its release is a function, audited by the model it fits)",
-    "diffprivlib.mechanisms.Wishart": "not yet written (removed from diffprivlib in 0.5.0 as non-private, #42)",
 }
 
 LIBRARY = register_library(Library(
     name="diffprivlib", distribution="diffprivlib", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header="from functools import partial\n\nimport numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
+    script_header="import warnings\nfrom functools import partial\n\nimport numpy as np\nimport diffprivlib as dpl\n\n_LAST = {}\n",
     helpers=(encode, released, fitted, seeded, mechanism_object),
     seeded=True, witness_issues={"grain of ": ISSUE_94, "bits of ": ISSUE_94}))

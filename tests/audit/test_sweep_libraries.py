@@ -23,6 +23,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from audit.sweep import run_sweep
@@ -69,3 +70,33 @@ def test_opendp_integer_threshold_delta_is_refuted(tmp_path):
     row, = plan_rows((case,), library="opendp", budget="default", confidence=0.999, seed=2026)
     record = audit_row(row, library="opendp", version=lib.version(), out=tmp_path, checkpoints=False)
     assert record["verdict"] == "VIOLATED" and record["delta_lb"] > case.claim.delta, record
+
+
+class _Wishart041:
+    """diffprivlib 0.4.1's ``mechanisms.Wishart.randomise``, as released: value + G Gᵀ, G a d × (d + 1)
+    matrix of N(0, (Δ / 2ε)²) entries drawn from the object's ``_rng`` (the release CI does not install)."""
+
+    def __init__(self, epsilon, sensitivity):
+        self.epsilon, self.sensitivity, self._rng = epsilon, sensitivity, np.random.default_rng()
+
+    def randomise(self, value):
+        g = self._rng.standard_normal((value.shape[0], value.shape[0] + 1)) * self.sensitivity / 2 / self.epsilon
+        return value + g @ g.T
+
+
+def test_the_wishart_mechanism_is_refuted_where_a_release_has_it_and_absent_where_not(tmp_path, monkeypatch):
+    """Releasing W[1,1] − A[1,1] < Δ² has probability P(χ²₃ < (2ε)²) = 0.7385 at ε = 1 on the dataset
+    without x and 0 on the one with it (IBM/differential-privacy-library#42): refuted, and the certified
+    δ (a 95% lower bound, seeded) does not exceed that truth.  diffprivlib 0.6.6 has no Wishart."""
+    dpl = pytest.importorskip("diffprivlib")
+    from scipy.stats import chi2
+
+    absent = run_sweep("diffprivlib", budget="small", out=tmp_path / "now", entries=["mechanisms.Wishart"],
+                       progress=False)
+    assert [r["status"] for r in absent["rows"]] == ["absent"]
+    monkeypatch.setattr(dpl.mechanisms, "Wishart", _Wishart041, raising=False)
+    document = run_sweep("diffprivlib", budget="small", out=tmp_path / "old", entries=["mechanisms.Wishart"],
+                         progress=False, seed=7)
+    row = _row(document, "epsilon=1.0")
+    assert row["verdict"] == "VIOLATED" and "#42" in row["known"]
+    assert 0 < row["delta_lb"] <= chi2.cdf(4.0, 3)

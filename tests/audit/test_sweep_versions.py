@@ -37,6 +37,9 @@ def test_releases_get_the_pins_they_need():
     assert "numpy<2" not in releases.release_environment("opendp", "0.14.0").pins
     old = releases.release_environment("diffprivlib", "0.4.0")
     assert old.python == "python3.10" and "scikit-learn==1.0.2" in old.pins
+    # 0.5.0 and 0.5.1 import scikit-learn's _logistic_loss_and_grad, which 1.1 removed; 0.5.2 its own copy
+    assert "scikit-learn==1.0.2" in releases.release_environment("diffprivlib", "0.5.1").pins
+    assert "scikit-learn==1.0.2" not in releases.release_environment("diffprivlib", "0.5.2").pins
     assert releases.release_environment("opacus", "1.5.2").system_site
     # diffprivlib 0.4's histograms pass histogramdd(normed=), which numpy 1.24 removed: its pin wins
     # over dpaudit's own numpy floor, and only that requirement is dropped.
