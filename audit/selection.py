@@ -310,8 +310,10 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
             bests.append((float(scores[i]), pair, int(orientation[i]), int(index[i]) + 1))
         chosen = _contenders(bests, selection, sizes, slot, proxy, owners) if alternates else \
             [_widest_of_the_best(bests, selection)]
-        for _, pair, orientation, index in chosen:
-            events.append(Event(pair, orientation, index, "headline", slot, level / len(chosen)))
+        shares = _level_shares(chosen, selection, sizes, slot, level) if len(chosen) > 1 else (1.0,)
+        for (_, pair, orientation, index), share in zip(chosen, shares):
+            if share > 0:
+                events.append(Event(pair, orientation, index, "headline", slot, level * share))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
@@ -429,6 +431,75 @@ def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int
             seen.add(held)
             chosen.append((score, entry, orientation, _empty_run(selection[entry], index)[0]))
     return chosen
+
+
+#: Shares of a slot's level that the split menu (:func:`_split_menu`) may give to all contenders but
+#: one favoured contender (which gets the rest); 0 certifies the favoured one alone.
+FAVOUR_SHARES = (0.0, 0.1, 0.2, 1 / 3)
+#: Draws of the parametric bootstrap that predicts a split's reported bound (:func:`_level_shares`),
+#: and its fixed seed: the draws depend on the selection counts alone, never on certification draws.
+SPLIT_DRAWS = 256
+_SPLIT_SEED = 0x5E1EC7
+
+
+def _split_menu(k: int) -> list[tuple[float, ...]]:
+    """The splits of a slot's level among ``k`` ≥ 2 contenders that :func:`_level_shares` compares,
+    equal split first: equal shares; each contender favoured with 1 − s, the others sharing s, for s
+    in :data:`FAVOUR_SHARES` (s = 0: that contender alone); and, for k ≥ 3, equal shares of every
+    k − 1 of them (one dropped).  Every split sums to 1."""
+    menu = [tuple([1.0 / k] * k)]
+    for favoured in range(k):
+        for s in FAVOUR_SHARES:
+            menu.append(tuple(1.0 - s if i == favoured else s / (k - 1) for i in range(k)))
+    if k >= 3:
+        for dropped in range(k):
+            menu.append(tuple(0.0 if i == dropped else 1.0 / (k - 1) for i in range(k)))
+    return list(dict.fromkeys(menu))
+
+
+def _level_shares(chosen: list[tuple], selection: list[PairCounts], sizes: list[int], slot: Slot,
+                  level: float) -> tuple[float, ...]:
+    """The shares of ``level`` at which a slot's contenders (score, entry, orientation, index) are
+    certified: the split of :func:`_split_menu` with the largest predicted reported bound.
+
+    The report keeps the largest certified bound of a slot's contenders, so a split is worth the
+    expected maximum over contenders of the bound each certifies at its share.  That is predicted
+    by a parametric bootstrap of each contender's selection counts (a, b) of n draws scaled to its
+    certification size m: a rate p ~ Beta(a + ½, n − a + ½) (the Jeffreys posterior, which keeps a
+    count of 0 from predicting no draw) and a certification count ~ Binomial(m, p), per side and
+    contender, independently — the spread (1 + m/n)·m·p(1 − p) of the selection count scaled up
+    plus the certification count's, as in :func:`_predicted`.  Each draw's counts give the bound
+    the contender's joint test would certify at its share (:func:`_joint_proxy_level`, as for
+    choosing); the mean of the maximum over contenders, over :data:`SPLIT_DRAWS` draws common to
+    every split, ranks the splits, ties kept by the equal split.  A contender whose predicted gain
+    cannot pay for its share gets none (the menu may drop it).  The draws come from a fixed seed and
+    the selection counts, so the shares are fixed before any certification draw is counted and
+    still sum to the slot's level: the union bound holds as for equal shares (data-dependent
+    weights from an independent split: Rubin, Dudoit & van der Laan, Stat. Appl. Genet. Mol. Biol.
+    2006)."""
+    rng = np.random.default_rng(_SPLIT_SEED)
+    draws = []
+    for _, entry, orientation, index in chosen:
+        counts, size = selection[entry], sizes[entry]
+        tail_a, tail_b = counts.tails()
+        sides = [int(tail_a[orientation, index - 1]), int(tail_b[orientation, index - 1])]
+        rates = [rng.beta(k + 0.5, counts.n - k + 0.5, SPLIT_DRAWS) for k in sides]
+        draws.append([rng.binomial(size, p) for p in rates])
+    menu = _split_menu(len(chosen))
+    values: dict = {}  # (contender, share) -> its bound on every draw
+
+    def bound(contender: int, share: float) -> np.ndarray:
+        if share <= 0:
+            return np.zeros(SPLIT_DRAWS)
+        if (contender, share) not in values:
+            size = sizes[chosen[contender][1]]
+            proxy = _joint_proxy_level(level * share)
+            count_a, count_b = draws[contender]
+            values[contender, share] = slot_values(slot, *choosing_points(count_a, size, count_b, size, proxy))
+        return values[contender, share]
+
+    expected = [float(np.mean(np.max([bound(i, s) for i, s in enumerate(split)], axis=0))) for split in menu]
+    return menu[int(np.argmax(expected))]
 
 
 def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int,
