@@ -469,9 +469,10 @@ def _level_shares(chosen: list[tuple], selection: list[PairCounts], sizes: list[
     count of 0 from predicting no draw) and a certification count ~ Binomial(m, p), per side and
     contender, independently — the spread (1 + m/n)·m·p(1 − p) of the selection count scaled up
     plus the certification count's, as in :func:`_predicted`.  Each draw's counts give the bound
-    the contender's joint test would certify at its share (:func:`_joint_proxy_level`, as for
-    choosing); the mean of the maximum over contenders, over :data:`SPLIT_DRAWS` draws common to
-    every split, ranks the splits, ties kept by the equal split.  A contender whose predicted gain
+    the contender's joint test would certify at its share (Clopper–Pearson points at
+    :func:`_joint_proxy_level`, as for choosing, exact on the draws' distinct counts); the mean of
+    the maximum over contenders, over :data:`SPLIT_DRAWS` draws common to every split, ranks the
+    splits, ties kept by the equal split.  A contender whose predicted gain
     cannot pay for its share gets none (the menu may drop it).  The draws come from a fixed seed and
     the selection counts, so the shares are fixed before any certification draw is counted and
     still sum to the slot's level: the union bound holds as for equal shares (data-dependent
@@ -494,8 +495,9 @@ def _level_shares(chosen: list[tuple], selection: list[PairCounts], sizes: list[
         if (contender, share) not in values:
             size = sizes[chosen[contender][1]]
             proxy = _joint_proxy_level(level * share)
-            count_a, count_b = draws[contender]
-            values[contender, share] = slot_values(slot, *choosing_points(count_a, size, count_b, size, proxy))
+            (a, to_a), (b, to_b) = (np.unique(counts, return_inverse=True) for counts in draws[contender])
+            beta_hi, alpha_hi = 1.0 - cp_lower(a, size, proxy)[to_a], cp_upper(b, size, proxy)[to_b]
+            values[contender, share] = slot_values(slot, alpha_hi, beta_hi)
         return values[contender, share]
 
     expected = [float(np.mean(np.max([bound(i, s) for i, s in enumerate(split)], axis=0))) for split in menu]
