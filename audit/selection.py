@@ -337,8 +337,8 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
 
 
 #: With several statistics per pair (lanes), a headline slot certifies each entry whose best event
-#: is not clearly behind the best one (:func:`_contenders`), at most this many, each at an equal share
-#: of the slot's level.
+#: is not clearly behind the best one (:func:`_contenders`), at most this many, each at a share of the
+#: slot's level (:func:`_level_shares`).
 MAX_CONTENDERS = 3
 #: ... "clearly behind": its best event's value with its predicted counts moved this many standard
 #: deviations in its favour (:func:`_predicted` with ``-CONTENDER_SDS``) stays below the best
@@ -408,7 +408,8 @@ def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int
     and 47 against 1 draws, certified 270 against 19 and 224 against 1 on 1.37·10⁷ draws).
     Choosing one of them, by its score or by a margin favouring the primary statistic, certifies
     the weaker one about half the time.  The contenders are fixed by the selection draws alone and
-    each is certified at 1/k of the slot's level (k contenders), so by the union bound the slot
+    each is certified at its share of the slot's level (:func:`_level_shares`, shares fixed by the
+    selection draws and summing to 1), so by the union bound the slot
     still fails with probability at most its level (data-dependent weights from an independent
     split: Rubin, Dudoit & van der Laan, Stat. Appl. Genet. Mol. Biol. 2006); the report keeps the
     largest certified bound.  "Clearly behind": an optimistic value (counts moved
