@@ -310,10 +310,8 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
             bests.append((float(scores[i]), pair, int(orientation[i]), int(index[i]) + 1))
         chosen = _contenders(bests, selection, sizes, slot, proxy, owners) if alternates else \
             [_widest_of_the_best(bests, selection)]
-        shares = _level_shares(chosen, selection, sizes, slot, level) if len(chosen) > 1 else (1.0,)
-        for (_, pair, orientation, index), share in zip(chosen, shares):
-            if share > 0:
-                events.append(Event(pair, orientation, index, "headline", slot, level * share))
+        for _, pair, orientation, index in chosen:
+            events.append(Event(pair, orientation, index, "headline", slot, level / len(chosen)))
     if not curves:
         return events
     # Curves: per pair, one event per δ of the grid, δ at the claim's ε, μ, and the band.
@@ -337,8 +335,8 @@ def select_events(selection: list[PairCounts], claim, budget: Budget, n_certify,
 
 
 #: With several statistics per pair (lanes), a headline slot certifies each entry whose best event
-#: is not clearly behind the best one (:func:`_contenders`), at most this many, each at a share of the
-#: slot's level (:func:`_level_shares`).
+#: is not clearly behind the best one (:func:`_contenders`), at most this many, each at an equal share
+#: of the slot's level.
 MAX_CONTENDERS = 3
 #: ... "clearly behind": its best event's value with its predicted counts moved this many standard
 #: deviations in its favour (:func:`_predicted` with ``-CONTENDER_SDS``) stays below the best
@@ -408,8 +406,7 @@ def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int
     and 47 against 1 draws, certified 270 against 19 and 224 against 1 on 1.37·10⁷ draws).
     Choosing one of them, by its score or by a margin favouring the primary statistic, certifies
     the weaker one about half the time.  The contenders are fixed by the selection draws alone and
-    each is certified at its share of the slot's level (:func:`_level_shares`, shares fixed by the
-    selection draws and summing to 1), so by the union bound the slot
+    each is certified at 1/k of the slot's level (k contenders), so by the union bound the slot
     still fails with probability at most its level (data-dependent weights from an independent
     split: Rubin, Dudoit & van der Laan, Stat. Appl. Genet. Mol. Biol. 2006); the report keeps the
     largest certified bound.  "Clearly behind": an optimistic value (counts moved
@@ -432,92 +429,6 @@ def _contenders(bests: list[tuple], selection: list[PairCounts], sizes: list[int
             seen.add(held)
             chosen.append((score, entry, orientation, _empty_run(selection[entry], index)[0]))
     return chosen
-
-
-#: Shares of a slot's level that the split menu (:func:`_split_menu`) may give to all contenders but
-#: one favoured contender (which gets the rest); 0 certifies the favoured one alone.
-FAVOUR_SHARES = (0.0, 0.1, 0.2, 1 / 3)
-#: Draws of the parametric bootstrap that predicts a split's reported bound (:func:`_level_shares`),
-#: and its fixed seed: the draws depend on the selection counts alone, never on certification draws.
-SPLIT_DRAWS = 2048
-_SPLIT_SEED = 0x5E1EC7
-#: A split other than the equal one is taken only if its predicted gain over equal shares exceeds
-#: this many standard errors of the bootstrap's paired differences (its own Monte Carlo noise).
-SPLIT_NOISE_SES = 2.0
-
-
-def _split_menu(k: int) -> list[tuple[float, ...]]:
-    """The splits of a slot's level among ``k`` ≥ 2 contenders that :func:`_level_shares` compares,
-    equal split first: equal shares; each contender favoured with 1 − s, the others sharing s, for s
-    in :data:`FAVOUR_SHARES` (s = 0: that contender alone); and, for k ≥ 3, equal shares of every
-    k − 1 of them (one dropped).  Every split sums to 1."""
-    menu = [tuple([1.0 / k] * k)]
-    for favoured in range(k):
-        for s in FAVOUR_SHARES:
-            menu.append(tuple(1.0 - s if i == favoured else s / (k - 1) for i in range(k)))
-    if k >= 3:
-        for dropped in range(k):
-            menu.append(tuple(0.0 if i == dropped else 1.0 / (k - 1) for i in range(k)))
-    return list(dict.fromkeys(menu))
-
-
-def _level_shares(chosen: list[tuple], selection: list[PairCounts], sizes: list[int], slot: Slot,
-                  level: float) -> tuple[float, ...]:
-    """The shares of ``level`` at which a slot's contenders (score, entry, orientation, index) are
-    certified: the split of :func:`_split_menu` with the largest predicted reported bound.
-
-    The report keeps the largest certified bound of a slot's contenders, so a split is worth the
-    expected maximum over contenders of the bound each certifies at its share.  That is predicted
-    by a parametric bootstrap of each contender's selection counts of n draws scaled to its
-    certification size m: a rate p ~ Beta(k + ½, n − k + ½) (the Jeffreys posterior, which keeps a
-    count of 0 from predicting no draw) and a certification count ~ Binomial(m, p), per side and
-    contender, independently (the spread (1 + m/n)·m·p(1 − p) of the selection count scaled up
-    plus the certification count's).  k is not the raw selection count but the one choosing
-    predicts (:func:`_predicted`, moved half a standard deviation against the event, in selection
-    draws): each contender is the best of its lane's thresholds on these very draws, so its raw
-    counts are its luckiest.  (Measured: the under-calibrated Gaussian's binned lane held 18
-    against 0 selection draws, 73 against 13 certification draws of 6.4 times as many; centred on
-    raw counts the split gave it 0.9 of the level and certified ε_lb 1.33 where equal shares
-    certified 1.41; centred on the moved counts, 1.38.)  Each draw's counts give the bound
-    the contender's joint test would certify at its share (Clopper–Pearson points at
-    :func:`_joint_proxy_level`, as for choosing, exact on the draws' distinct counts); the mean of
-    the maximum over contenders, over :data:`SPLIT_DRAWS` draws common to every split, ranks the
-    splits; the best replaces the equal split only if its mean paired gain over it exceeds
-    :data:`SPLIT_NOISE_SES` standard errors (two contenders with the same counts differ by the
-    bootstrap's noise alone, and splits near the equal one predict values within 0.3% of it).  A contender whose predicted gain
-    cannot pay for its share gets none (the menu may drop it).  The draws come from a fixed seed and
-    the selection counts, so the shares are fixed before any certification draw is counted and
-    still sum to the slot's level: the union bound holds as for equal shares (data-dependent
-    weights from an independent split: Rubin, Dudoit & van der Laan, Stat. Appl. Genet. Mol. Biol.
-    2006)."""
-    rng = np.random.default_rng(_SPLIT_SEED)
-    draws = []
-    for _, entry, orientation, index in chosen:
-        counts, size = selection[entry], sizes[entry]
-        tail_a, tail_b = counts.tails()
-        moved = _predicted(tail_a[orientation, index - 1:index], tail_b[orientation, index - 1:index], counts.n, size)
-        rates = [rng.beta(k[0] * counts.n / size + 0.5, counts.n - k[0] * counts.n / size + 0.5, SPLIT_DRAWS)
-                 for k in moved]  # centred on the counts choosing predicts, in selection draws
-        draws.append([rng.binomial(size, p) for p in rates])
-    menu = _split_menu(len(chosen))
-    values: dict = {}  # (contender, share) -> its bound on every draw
-
-    def bound(contender: int, share: float) -> np.ndarray:
-        if share <= 0:
-            return np.zeros(SPLIT_DRAWS)
-        if (contender, share) not in values:
-            size = sizes[chosen[contender][1]]
-            proxy = _joint_proxy_level(level * share)
-            (a, to_a), (b, to_b) = (np.unique(counts, return_inverse=True) for counts in draws[contender])
-            beta_hi, alpha_hi = 1.0 - cp_lower(a, size, proxy)[to_a], cp_upper(b, size, proxy)[to_b]
-            values[contender, share] = slot_values(slot, alpha_hi, beta_hi)
-        return values[contender, share]
-
-    reported = [np.max([bound(i, s) for i, s in enumerate(split)], axis=0) for split in menu]
-    best = int(np.argmax([float(np.mean(r)) for r in reported]))
-    gain = reported[best] - reported[0]  # paired on the common draws
-    noise = SPLIT_NOISE_SES * float(np.std(gain, ddof=1)) / math.sqrt(SPLIT_DRAWS)
-    return menu[best] if float(np.mean(gain)) > noise else menu[0]
 
 
 def predicted_to_refute(selection: list[PairCounts], claim, budget: Budget, n_certify: int,

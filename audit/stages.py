@@ -41,9 +41,7 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: pilot and histogram arrays hold one row per lane.  "8": with lanes, a headline slot certifies
 #: every lane's event that the selection draws cannot rank below the best (:func:`audit.selection._contenders`),
 #: each at a share of the slot's level, so a resumed version-7 audit would choose other events.
-#: "9": the contenders' shares are chosen on the selection draws (:func:`audit.selection._level_shares`),
-#: no longer equal, so a resumed version-8 audit would certify at other levels.
-ENGINE_VERSION = "9"
+ENGINE_VERSION = "8"
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.

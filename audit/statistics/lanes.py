@@ -7,8 +7,7 @@ yet dozens of selection draws and a hundred certification draws, enough to refut
 candidates (*alternates*).  The fixed-design audit counts the threshold events of every lane on the
 same draws (:mod:`audit.stages`), and each headline quantity takes every lane's best event on the
 selection draws: the best one, and every other that the selection draws cannot rank below it, are
-certified, each at a share of the quantity's level (:func:`audit.selection._contenders`,
-:func:`audit.selection._level_shares`).
+certified, each at an equal share of the quantity's level (:func:`audit.selection._contenders`).
 Which events, from which lanes, and at which shares are fixed before any certification draw is
 counted, and the shares sum to the quantity's level, so the union bound holds as for a single event
 (docs/method.md, "The guarantee").  The curve family counts the primary lane only, so its

@@ -1,8 +1,6 @@
 """Choosing events (audit/selection.py): scoring only the distinct candidates chooses what scoring
 every threshold would."""
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -149,84 +147,3 @@ def test_at_most_max_contenders_share_a_slot():
     assert len(events) == selection.MAX_CONTENDERS
     assert sorted(e.pair for e in events) == [2, 3, 4]  # the best scores
     assert all(e.level == pytest.approx(level / selection.MAX_CONTENDERS, rel=1e-12) for e in events)
-
-
-# --- the split of a slot's level among its contenders ----------------------------------------------
-
-@pytest.mark.parametrize("k", [2, 3])
-def test_every_split_of_the_menu_sums_to_the_level_and_equal_comes_first(k):
-    menu = selection._split_menu(k)
-    assert menu[0] == pytest.approx([1 / k] * k, rel=1e-15)
-    assert all(sum(split) <= 1.0 + 1e-15 and sum(split) == pytest.approx(1.0, rel=1e-12) for split in menu)
-    assert all(min(split) >= 0 for split in menu)
-    assert len(menu) == len(set(menu))
-
-
-def test_a_pure_event_gets_most_of_the_level_over_one_holding_the_other_sides_draws():
-    # Like the far-tail thresholded histogram at 10⁷ draws (the flag-value lane's event held 34
-    # against 0 selection draws, the linear lane's 37 against 1; certified 106 against 0 and 112
-    # against 4).  Neither is clearly behind, but a draw of the other side predicts more of them in
-    # certification, which costs more of the bound than three more draws of the event's own side
-    # gain: the pure event gets the larger share.  (At 34 against 0 the moved counts, 1/√2 of a
-    # standard deviation apart, predict a tie and the split stays equal.)
-    entries = [_tail_entry(40, 0), _tail_entry(37, 1, at=2500)]
-    events, level = _epsilon_events(entries, {1})
-    shares = {e.pair: e.level / level for e in events}
-    assert sum(shares.values()) == pytest.approx(1.0, rel=1e-12)
-    assert shares[0] > 0.5 > shares.get(1, 0.0)
-
-
-def test_lanes_with_the_same_evidence_keep_equal_shares():
-    # Equal counts in two places of two lanes that do not share a primary (two pairs): the
-    # bootstrap sees the same prediction for both, and ties keep the equal split.
-    entries = [_tail_entry(50, 1), _tail_entry(50, 1, at=2500)]
-    claim = ApproxDP(1.0, 1e-5)
-    budget = Budget(0.05, headline_slots(claim), 2)
-    slot = Slot.epsilon_at(1e-5)
-    events = select_events(entries, claim, budget, 6_000_000, curves=False, slots=(slot,), alternates={1})
-    assert len(events) == 1  # the same draws on both sides: one contender, the whole level
-    chosen = [(1.0, 0, 0, 1500), (1.0, 1, 0, 1500)]
-    shares = selection._level_shares(chosen, entries, [6_000_000] * 2, slot, budget.headline_level_of(slot))
-    assert shares == pytest.approx((0.5, 0.5), rel=1e-12)
-
-
-# The far-tail thresholded histogram's certified rates at 10⁷ draws (see above): a region only the
-# neighbour reaches, and the linear lane's event over it with a few more neighbour and four base draws.
-_FAR_N_SELECTION, _FAR_N_CERTIFY = 2_184_464, 6_750_000
-_FAR_RATES = np.array([106, 6, 4]) / _FAR_N_CERTIFY  # the pure region, the extra neighbour, the base
-
-
-def _far_tail_lanes(rng, n: int) -> list[PairCounts]:
-    pure, extra, base = rng.binomial(n, _FAR_RATES)
-    return [replace(_tail_entry(pure, 0), n=n), replace(_tail_entry(pure + extra, base, at=2500), n=n)]
-
-
-def _reported_epsilon(split, entries, certification) -> float:
-    claim, slot = ApproxDP(1.0, 1e-5), Slot.epsilon_at(1e-5)
-    budget = Budget(0.05, headline_slots(claim), 1)
-    original = selection._level_shares
-    try:
-        selection._level_shares = split or original
-        events = select_events(entries, claim, budget, _FAR_N_CERTIFY, curves=False, slots=(slot,),
-                               curve_pairs=[0], alternates={1})
-    finally:
-        selection._level_shares = original
-    edges = type("Edges", (), {"edge": staticmethod(float)})()
-    return max(c.bound for c in selection.certify(events, certification, [edges, edges], claim))
-
-
-@pytest.mark.statistical
-def test_the_chosen_split_certifies_more_than_the_equal_split():
-    # Paired over 100 seeded replications of the far-tail histogram's two lanes (selection and
-    # certification draws from the rates above): the reported ε_lb (the larger of the two certified
-    # bounds) with the chosen split against equal shares on the same draws.  The mean paired gain
-    # must exceed two standard errors (CLT, one-sided ~2.3% chance of failing were there no gain);
-    # with equal shares the gain is 0 and the test fails.  Measured: gain 0.042, z ≈ 5.3.
-    rng = np.random.default_rng(20261128)
-    equal = lambda chosen, *rest: tuple([1.0 / len(chosen)] * len(chosen))  # noqa: E731
-    gains = []
-    for _ in range(100):
-        entries, certification = _far_tail_lanes(rng, _FAR_N_SELECTION), _far_tail_lanes(rng, _FAR_N_CERTIFY)
-        gains.append(_reported_epsilon(None, entries, certification) - _reported_epsilon(equal, entries, certification))
-    gains = np.array(gains)
-    assert gains.mean() > 2.0 * gains.std(ddof=1) / np.sqrt(gains.size)
