@@ -205,6 +205,66 @@ def test_an_alternate_lane_refutes_what_the_primary_statistic_cannot_see():
     assert any(line.strip().startswith("event: output >= ") for line in lines), lines
 
 
+class _Overflowing(Statistic):
+    """The output itself, but −∞ below 3: a statistic that overflows on part of the outputs."""
+
+    kind = "overflowing"
+
+    def __call__(self, outputs):
+        values = np.asarray(outputs, dtype=np.float64)[:, 0]
+        return np.where(values < 3.0, -np.inf, values)
+
+
+@pytest.mark.statistical
+def test_an_alternate_lane_whose_scores_overflow_stays_comparable():
+    # As above, with an alternate that is −∞ wherever the output is below 3: Laplace(5, 1/2) (the
+    # base count is 5, the neighbour's 6) puts ½e⁻⁴ ≈ 0.9% of the base's draws there, so the pilot (≈ 6,000 draws a side) meets −∞ except
+    # with probability below e⁻⁵⁰.  Its histogram is placed on the finite scores, the overflowing
+    # ones fall in its underflow bin (a fixed monotone map, so its threshold events are a
+    # statistic's), and the events of the upper tail stay as fine as the linear lane's: {output ≥ 6}
+    # holds half the neighbour's mass and ½e⁻² of the base's, a ratio e².  The quick look, the
+    # smallest stage that can stop the audit, certifies on ≈ 17,600 draws a side (≈ 8,800 against
+    # 1,190): the log-ratio has standard deviation √(1/8,800 + 1/1,190) ≈ 0.031 and the bound is
+    # ≈ 1.9 (1.92 at this seed), so it falls below 1.5 only ≈ 13 standard deviations low.  Placed on the range of a pilot that held −∞ (±a quarter of the largest float),
+    # every finite score shared one bin: the lane compared nothing and the audit certified ε = 0.
+    from mechanisms import LaplaceMechanism
+    from scenarios import builders
+
+    statistic = Lanes(_Blind(), (_Overflowing(),), ("blind", "overflowing"))
+    report = run_audit(LaplaceMechanism(2.0), builders.counting(1), claim=PureDP(1.0), samples=200_000, seed=SEED,
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
+    assert report.verdict is Verdict.VIOLATED and report.epsilon_lower_bound > 1.5, report.epsilon_lower_bound
+    headline = [e for e in report.evidence if e["family"] == "headline" and e["slot"].startswith("epsilon")]
+    assert headline and all(e.get("lane") == 1 and 3.0 < e["threshold"] < 15.0 for e in headline), headline
+
+
+class _OnlyInfinite(Statistic):
+    """+∞ where the output exceeds 5.5, −∞ elsewhere: a statistic with no finite score at all."""
+
+    kind = "only-infinite"
+
+    def __call__(self, outputs):
+        return np.where(np.asarray(outputs, dtype=np.float64)[:, 0] > 5.5, np.inf, -np.inf)
+
+
+@pytest.mark.statistical
+def test_an_alternate_lane_with_no_finite_score_keeps_its_two_values_apart():
+    # The event {output > 5.5} holds 1 − ½e⁻¹ ≈ 0.82 of the neighbour's mass (Laplace(6, 1/2)) and
+    # ½e⁻¹ ≈ 0.18 of the base's (Laplace(5, 1/2)), a ratio e^1.49.  On the quick look's ≈ 17,600
+    # draws a side (≈ 14,400 against 3,200) the log-ratio has standard deviation
+    # √(0.18/14,400 + 0.82/3,200) ≈ 0.016 and the bound is ≈ 1.45 (1.44 at this seed), so it falls
+    # below 1.3 only ≈ 9 standard deviations low.  With no finite
+    # pilot score the lane's bins sit at 0, and its two values fall in its underflow and overflow
+    # bins; placed on the range of ±a quarter of the largest float, its bins overflowed (width ∞).
+    from mechanisms import LaplaceMechanism
+    from scenarios import builders
+
+    statistic = Lanes(_Blind(), (_OnlyInfinite(),), ("blind", "only-infinite"))
+    report = run_audit(LaplaceMechanism(2.0), builders.counting(1), claim=PureDP(1.0), samples=200_000, seed=SEED,
+                       n_jobs=1, progress=False, accuracy=False, statistic=statistic)
+    assert report.verdict is Verdict.VIOLATED and report.epsilon_lower_bound > 1.3, report.epsilon_lower_bound
+
+
 def test_the_binned_statistic_ranks_a_region_only_one_side_reaches_first():
     # Bulk: both sides alike on [0, 1); beyond 1, three draws of the neighbour only.  Three draws are
     # far from significant on their own (χ² ≈ 3 < ≈ 20 for 4,096 cut positions), yet the region is a
