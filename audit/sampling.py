@@ -272,18 +272,42 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
         return job.training.reduce(outputs)
     if job.lanes:  # several statistics' scores of the same draws (audit.statistics.lanes)
         lanes = zip(job.statistics[task.pair].lanes(), job.lanes[task.pair])
-        return np.stack([_reduce(job, task, statistic(outputs) if i == 0 else _finite(statistic(outputs)), lane)
+        return np.stack([_reduce(job, task, statistic(outputs), lane) if i == 0 else
+                         _reduce_alternate(job, task, statistic(outputs), lane)
                          for i, (statistic, lane) in enumerate(lanes)])
     return _reduce(job, task, job.statistics[task.pair](outputs), task.pair)
 
 
+#: An alternate lane's overflowing scores (±inf, NaN) become ±this (:func:`_finite`).
+_BIG = float(np.finfo(np.float64).max / 4)
+#: Only scores of magnitude up to this place an alternate lane's histogram (:func:`_reduce_alternate`):
+#: bins placed on [−_PILOT_CAP, _PILOT_CAP] and widened (:meth:`Binning.covering`) stay finite.
+_PILOT_CAP = _BIG / 4
+
+
 def _finite(values: np.ndarray) -> np.ndarray:
-    """An alternate lane's scores made finite by a fixed map (±inf to ±a quarter of the largest float,
-    so that differences of scores stay finite; NaN to the lowest): a statistic of huge outputs (a
-    linear projection of 1e300) may overflow where the primary one does not, and a fixed map of a
-    statistic is a statistic, so the events stay valid."""
-    big = np.finfo(np.float64).max / 4
-    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-big, posinf=big, neginf=-big)
+    """An alternate lane's scores made finite by a fixed monotone map (±inf to ±a quarter of the
+    largest float, so that differences of scores stay finite; NaN to the lowest): a statistic of
+    huge outputs (a linear projection of 1e300) may overflow where the primary one does not, and a
+    fixed map of a statistic is a statistic, so the events stay valid."""
+    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-_BIG, posinf=_BIG, neginf=-_BIG)
+
+
+def _reduce_alternate(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):
+    """:func:`_reduce` for an alternate lane, whose scores may overflow.
+
+    The pilot's range is that of the scores of magnitude at most :data:`_PILOT_CAP` ((inf, −inf)
+    when there are none), so the bins are placed on the scores that are finite; the histograms
+    count :func:`_finite`'s scores, whose overflowing ones (±a quarter of the largest float) land
+    in the underflow or overflow bin.  The map is monotone (−inf and NaN lowest, +inf highest), so
+    the lane's threshold events stay as fine as its finite scores allow and comparable with the
+    other lanes'.  Placed on a range that held ±inf's image, every finite score shared one bin and
+    the lane compared nothing."""
+    scores = _finite(values)
+    if task.phase == Phase.PILOT:
+        placed = scores[np.abs(scores) <= _PILOT_CAP]
+        return (float(placed.min()), float(placed.max())) if placed.size else (np.inf, -np.inf)
+    return job.binnings[binning].counts(scores)
 
 
 def _reduce(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):

@@ -367,9 +367,15 @@ def _widest_of_the_best(bests: list[tuple], selection: list[PairCounts]) -> tupl
     the same selection counts.  Among the entries whose best events score within :data:`NEAR_TIE` of
     the best (exact ties for a score ≤ 0) the widest run, relative to the span of the entry's
     occupied bins, wins: the selection draws cannot tell such events apart, but a region only one
-    side reaches, which a statistic scores apart from the other side's bulk
-    (:mod:`audit.statistics.lanes` has several statistics of one pair), lies beyond a wide empty
-    run."""
+    side reaches, which a statistic scores apart from the other side's bulk, lies beyond a wide
+    empty run, and certification draws of the side it excludes do not spill into it.
+
+    This is intended for the pairs of a multi-pair audit without lanes too, where it decides which
+    pair's event is certified: of two pairs whose best events score within 1% of each other (a
+    difference the selection draws do not resolve), the one beyond the wider empty run is certified,
+    not the one 1% ahead.  It is chosen on the selection draws alone and the slot keeps its whole
+    level, so the bound is valid whichever wins.  With lanes (:func:`_contenders`) it is reached
+    only when no event scores above 0, where only exact ties count."""
     top = max(b[0] for b in bests)
     cut = top - NEAR_TIE * abs(top) if top > 0 else top
 

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import time
 
+import numpy as np
+
 from scenarios.search import SearchSpec
 
 from .audit import GrayboxReport, check_pairs, pair_of, search_pairs
@@ -26,17 +28,27 @@ from .certify import aimed_finding, aimed_statistic, certification_of
 __all__ = ["graybox_then_audit"]
 
 
+def _replay_seed(settings: Any) -> int:
+    """The settings' seed, or fresh entropy when it is None (as the engine draws an audit's), so
+    that the report's ``graybox`` entry records the seed the replays really used."""
+    return settings.seed if settings.seed is not None else int(np.random.SeedSequence().entropy)
+
+
 def graybox_then_audit(run_audit: Callable[..., Any], mechanism: Any, scenario: Any, claim: Any, settings: Any) -> Any:
     """Gray-box check of ``scenario``'s pairs, then ``run_audit`` aimed at the first finding (or as asked)."""
-    plain = dataclasses.replace(settings, graybox=False)
+    seed = _replay_seed(settings)
+    # The certified audit draws from the replays' seed too, so the recorded seed reruns both; only a
+    # checkpoint resumed at seed=None keeps its own (the engine adopts it, and records it).
+    plain = dataclasses.replace(settings, graybox=False,
+                                seed=settings.seed if settings.checkpoint is not None else seed)
     started = time.perf_counter()
-    pairs = search_pairs(scenario, settings.seed or 0) if isinstance(scenario, SearchSpec) else \
+    pairs = search_pairs(scenario, seed) if isinstance(scenario, SearchSpec) else \
         getattr(scenario, "pairs", scenario)  # a pair search: every candidate is replayed
-    checks = check_pairs(mechanism, pairs, claim, seed=settings.seed or 0)
+    checks = check_pairs(mechanism, pairs, claim, seed=seed)
     notes = tuple(dict.fromkeys(note for check in checks for note in check.notes))
     found = GrayboxReport(mechanism_name(mechanism), str(claim), tuple(checks),
                           tuple(f for check in checks for f in check.findings), time.perf_counter() - started,
-                          settings.seed or 0, notes)
+                          seed, notes)
     if found.silent:
         report = run_audit(mechanism, scenario, claim=claim, settings=plain)
         return dataclasses.replace(report, graybox=found.to_dict())

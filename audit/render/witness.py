@@ -25,7 +25,7 @@ from .anytime_witness import anytime_parts, anytime_record
 from .numbers import format_number
 
 __all__ = ["witness_parts", "witness_lines", "pair_data_lines", "pair_data_text", "other_pair_lines",
-           "statistic_lines", "slot_text", "number_list"]
+           "statistic_lines", "slot_text", "number_list", "pair_statistic"]
 
 #: Values of a dataset shown in full; larger datasets are described by their shape.
 SMALL_DATASET = 60
@@ -182,6 +182,20 @@ _NOTE_MEANING = {
 }
 
 
+def pair_statistic(report: dict, label: str) -> Optional[dict]:
+    """The statistic record of pair ``label`` in a report dict, or None.
+
+    ``statistic["pairs"]`` holds one record per *audited* pair, in the order of the report's
+    ``"pairs"``; the scenario's pairs (``scenario["pairs"]``) also list the pairs another covers
+    (``also_covers``), so an index among them points at the wrong record once any pair is covered.
+    Every reader of a pair's statistic (the witness, the reproduction script's certified sets)
+    reads it here."""
+    labels = [p.get("label") for p in report.get("pairs") or []]
+    records = (report.get("statistic") or {}).get("pairs") or []
+    position = labels.index(label) if label in labels else len(records)
+    return records[position] if position < len(records) else None
+
+
 def statistic_lines(report: dict, label: str, lane: int = 0) -> list[str]:
     """The statistic of pair ``label``: what it is, and every note recorded about how it was chosen
     (``"auto"``'s choice and whatever it compared, in any form a statistic records).
@@ -192,9 +206,7 @@ def statistic_lines(report: dict, label: str, lane: int = 0) -> list[str]:
     first line describes the lane's statistic and says it is one of auto's lanes, and the chosen
     statistic's structure (its bins, weights, atoms) is left out."""
     statistic = report.get("statistic") or {}
-    labels = [p["label"] for p in report.get("pairs") or []]
-    pairs = statistic.get("pairs") or []
-    entry = pairs[labels.index(label)] if label in labels and labels.index(label) < len(pairs) else None
+    entry = pair_statistic(report, label)
     option = statistic.get("option_text") or _option_fallback(statistic.get("option"))
     if entry is None:
         return [option] if option else []

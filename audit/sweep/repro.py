@@ -39,6 +39,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
 
 __all__ = ["Event", "AtomSet", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
@@ -123,11 +124,9 @@ def certified_sets(report: dict, label: str) -> list[AtomSet]:
     ≥ t, and every atom unseen in training when t ≤ 0 (an unseen atom scores 0,
     :mod:`audit.statistics.categorical`).  Evidence without a recorded threshold is skipped.
     """
-    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
-    stats = (report.get("statistic") or {}).get("pairs") or []
-    if label not in labels or labels.index(label) >= len(stats):
+    entry = pair_statistic(report, label)
+    if entry is None:
         return []
-    entry = stats[labels.index(label)]
     lanes = [entry, *(entry.get("alternates") or [])]
     found: dict[AtomSet, None] = {}
     for item in report.get("evidence") or []:

@@ -39,7 +39,7 @@ from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease
+from .catalogue import Case, Entry, Library, NotInRelease, point_label
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -173,10 +173,6 @@ def compose(data, random_state, *, k, epsilon, slack, sensitivity):
 
 
 # -- building cases --------------------------------------------------------------------------------
-def _label(params: Mapping[str, Any], keys) -> str:
-    return ", ".join(f"{k}={params[k]!r}".replace("'", "") for k in keys if k in params)
-
-
 #: Parameters of the release functions that are not the library's own.
 _OWN = {"mechanism", "value", "labels", "function", "capacity", "model", "attributes", "supervised", "probe"}
 
@@ -228,7 +224,7 @@ def _primitive(name: str, grid, pairs_of, *, delta_text="", batch_of=None, value
         batch = None if adapter is None else partial(_adapter_batch, adapter)
         eps = point.get("epsilon", 0.0)
         claim = _claim(eps, point.get("delta", 0.0), REPLACE) if eps else ApproxDP(1e-9, point["delta"], REPLACE)
-        return _case(f"mechanisms.{name}", _label(kwargs, kwargs), randomise, params, claim, pairs_of(point),
+        return _case(f"mechanisms.{name}", point_label(kwargs), randomise, params, claim, pairs_of(point),
                      cost="batch" if batch else cost, width=1, rows=False, relation=REPLACE, batch=batch,
                      reference=getattr(adapter, "reference", None), layout=(("value", None),))
     text = _CLAIM_MECH.format(name=name, delta=delta_text)
@@ -306,7 +302,7 @@ def _selection_entries() -> list[Entry]:
             pairs = value_pairs_vector([(u, [x + 1.0 for x in u], "all utilities + Δ"),
                                         (u, [1.0, 0.0, 2.0], "top two swap"),
                                         (u, [0.0, 1.0, 1.0], "top utility − Δ")], point["sensitivity"])
-            return _case(f"mechanisms.{name}", _label(point, point), select, params,
+            return _case(f"mechanisms.{name}", point_label(point), select, params,
                          PureDP(point["epsilon"], REPLACE), pairs, cost="query", width=1, rows=False, relation=REPLACE,
                          layout=(("candidate index", None),))
         grid = [{"epsilon": 1.0, "sensitivity": 1.0}, {"epsilon": 1.0, "sensitivity": 1.0, "monotonic": True}]
@@ -318,7 +314,7 @@ def _selection_entries() -> list[Entry]:
         def build(point):
             params = {"mechanism": name, "labels": labels, **extra, **point}
             pairs = [(np.array([0.0]), np.array([float(j)]), f"{labels[0]} vs {labels[j]}") for j in sorted({1, len(labels) - 1})]
-            return _case(f"mechanisms.{name}", _label(point, point), randomise_label, params,
+            return _case(f"mechanisms.{name}", point_label(point), randomise_label, params,
                          PureDP(point["epsilon"], REPLACE), pairs, cost="call", width=1, rows=False, relation=REPLACE,
                          layout=(("output label number", None),))
         return Entry(f"mechanisms.{name}", (f"diffprivlib.mechanisms.{name}",), "mechanism",
@@ -328,7 +324,7 @@ def _selection_entries() -> list[Entry]:
     def bingham_build(point):
         base = np.array([[1.0, 0.0], [0.0, 0.5]])
         pairs = [(base, base + np.array([[0.0, 0.0], [0.0, 1.0]]) * point["sensitivity"], "A vs A + Δ·e2e2ᵀ")]
-        return _case("mechanisms.Bingham", _label(point, point), eigenvector, point, PureDP(point["epsilon"], REPLACE),
+        return _case("mechanisms.Bingham", point_label(point), eigenvector, point, PureDP(point["epsilon"], REPLACE),
                      pairs, cost="query", width=2, rows=False, relation=REPLACE, layout=(("v[0]", None), ("v[1]", None)))
 
     def wishart_build(point):
@@ -410,8 +406,8 @@ def _tool(name: str, what: str, grid=None, nan: bool = False, bounds: bool = Tru
             pairs = [(np.array(nans + [lo]), np.array(nans + [hi]),
                       f"{point['nan_rows']} NaN rows and 4 at lower, last lower → upper")]
             rows = False
-        keys = [k for k in point if k != "bounds"] + ["bounds"]
-        return _case(f"tools.{name}", _label(point, keys), query, params, PureDP(point["epsilon"], REPLACE), pairs,
+        last = {k: v for k, v in point.items() if k != "bounds"} | {"bounds": point["bounds"]}  # the labels' order
+        return _case(f"tools.{name}", point_label(last), query, params, PureDP(point["epsilon"], REPLACE), pairs,
                      cost="query", width=3 + params["capacity"], rows=rows, relation=REPLACE,
                      layout=((name, params["capacity"]),), known=UNREPORTED_NAN if point.get("nan_rows") and name in _SIZE_CALIBRATED else "")
     # Bounds at 0, straddling it widely, and away from it (a sensitivity or clip that assumes 0 is a bound).
@@ -435,7 +431,7 @@ def _histogram(name: str) -> Entry:
                                  (np.full(d, np.nextafter(1.0, 2.0)), "add a row just beyond the range")], ADD_REMOVE)
         pairs.append((np.zeros((0, d)), np.full((1, d), 0.5), "empty vs one record"))
         width = (3 + params["capacity"]) * (2 if d == 1 else 3)
-        return _case(f"tools.{name}", _label(point, point), histogram_query, params,
+        return _case(f"tools.{name}", point_label(point), histogram_query, params,
                      PureDP(point["epsilon"], ADD_REMOVE), pairs, cost="query", width=width, rows=True,
                      relation=ADD_REMOVE, layout=tuple((n, params["capacity"]) for n in
                                                        (("counts", "edges") if d == 1 else ("counts", "edges 0", "edges 1"))))
@@ -505,7 +501,7 @@ def _model(name: str, what: str, attributes, grid, data_of, *, supervised=True, 
         _check_runs(f"models.{name}", params, base)
         pairs = row_pairs(base, extra, REPLACE)
         layout = tuple((a, _CAPACITY) for a in attributes) + ((("predict_proba(probe)", _CAPACITY),) if probe else ())
-        return _case(f"models.{name}", _label(point, point), fit, params, PureDP(point["epsilon"], REPLACE), pairs,
+        return _case(f"models.{name}", point_label(point), fit, params, PureDP(point["epsilon"], REPLACE), pairs,
                      cost="fit", width=len(layout) * (3 + _CAPACITY), rows=True, relation=REPLACE, layout=layout,
                      known=known(point) if callable(known) else (known or {}).get(point.get("data", ""), ""))
     return Entry(f"models.{name}", (f"diffprivlib.models.{name}",), "model", _MODEL_TEXT.format(name=name, what=what),
@@ -600,7 +596,7 @@ def _accountant_entry() -> Entry:
         epsilon, delta = (float(v) for v in total)
         claim = ApproxDP(epsilon, delta, REPLACE) if delta else PureDP(epsilon, REPLACE)
         params = {**point, "sensitivity": 1.0}
-        return _case("accountant.BudgetAccountant", _label(point, point), compose, params, claim,
+        return _case("accountant.BudgetAccountant", point_label(point), compose, params, claim,
                      _shift(1.0)(params), cost="query", width=point["k"], rows=False, relation=REPLACE,
                      layout=tuple((f"release {i}", None) for i in range(point["k"])))
     text = ("diffprivlib.accountant.BudgetAccountant.total docstring: 'Returns the total current privacy spend' "

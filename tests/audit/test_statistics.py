@@ -14,7 +14,7 @@ import pytest
 import scenarios
 from audit import MechanismError, Verdict, run_audit
 from audit.intervals import cp_lower, cp_upper
-from audit.sampling import _finite, draw_outputs
+from audit.sampling import _PILOT_CAP, _finite, _reduce_alternate, draw_outputs
 from audit.selection import Budget
 from audit.slots import headline_slots
 from audit.statistics import (MIN_AUTO_TRAINING, CategoricalStatistic, Classifier, TrainingData,
@@ -272,3 +272,14 @@ def test_an_alternate_lanes_overflow_is_mapped_to_finite_scores_not_an_error():
     scores = _finite(np.array([np.inf, -np.inf, np.nan, 1.0]))
     assert np.isfinite(scores).all() and np.isfinite(scores[0] - scores[1])
     assert scores[2] <= scores[1] < scores[3] < scores[0]
+
+
+def test_an_alternate_lanes_pilot_places_its_bins_on_its_finite_scores():
+    """The pilot range of an alternate lane leaves out its overflowing scores (and finite ones too
+    large to place bins on), so they land in its outer bins; with none left the range is empty."""
+    from audit.sampling import Phase
+
+    pilot = type("Task", (), {"phase": Phase.PILOT})()
+    scores = np.array([np.inf, -np.inf, np.nan, 1e308, -2.0, 3.0])
+    assert _reduce_alternate(None, pilot, scores, 0) == (-2.0, 3.0)
+    assert _reduce_alternate(None, pilot, np.array([np.inf, -np.inf, 2 * _PILOT_CAP]), 0) == (np.inf, -np.inf)

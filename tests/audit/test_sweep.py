@@ -382,6 +382,23 @@ def test_a_certified_grain_set_is_carried_when_every_threshold_on_the_grain_is_w
     assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
 
 
+def test_the_script_and_the_witness_read_a_pairs_statistic_from_the_audited_pairs():
+    """``statistic["pairs"]`` is aligned with the audited pairs (``"pairs"``), not with the scenario's,
+    which also list the pairs another covers: here pair "c" is the second audited pair but the third
+    scenario pair, so an index among the scenario's pairs finds no record (or the wrong one)."""
+    from audit.render.witness import pair_statistic, statistic_lines
+    from audit.sweep.repro import AtomSet, certified_sets
+
+    coordinates = {"kind": "coordinates", "coordinate": 0, "view": "grain", "atom_scores": [[-10.0, 2.0], [3.0, -1.0]]}
+    report = {"pairs": [{"label": "a", "also_covers": ["b"]}, {"label": "c"}],
+              "scenario": {"pairs": [{"label": "a"}, {"label": "b"}, {"label": "c"}]},
+              "statistic": {"option": "coordinates", "pairs": [{"kind": "linear"}, coordinates]},
+              "evidence": [{"pair": "c", "threshold": 1.0}]}
+    assert pair_statistic(report, "c") is coordinates and pair_statistic(report, "b") is None
+    assert certified_sets(report, "c") == [AtomSet(0, "grain", (-10.0,), False)]
+    assert statistic_lines(report, "c")[0] == "one output coordinate's own statistic"  # the record of c, not a's linear one
+
+
 # -- known issues linked by what the witness reads, and the budget of a slow pipeline ---------------
 def test_an_issue_is_linked_to_a_violated_row_whose_witness_statistic_names_it():
     from audit.sweep.rows import linked_known

@@ -26,11 +26,15 @@ itself, through a helper or fixture of its module, a fixture of a ``conftest.py`
 string of code handed to pytester — an audit (:data:`AUDITS`), ``dpaudit run`` (a call given the
 string ``"run"``, alone or first in a list, or after ``"audit"`` in one: ``main(["run", …])``,
 ``[sys.executable, "-m", "audit", "run", …]``) or a goodness-of-fit test on samples (:data:`GOODNESS_OF_FIT`) carries the marker, or
-is listed in :data:`NOT_STATISTICAL` with the reason its assertions do not rest on the draws.  Code
-inside ``with pytest.raises(...)`` is not counted: it must fail, and failing is what is asserted.
-Monte Carlo checks of other shapes (moments within a few standard errors, binomial counts) cannot
-be told from deterministic arithmetic by reading the code; they were marked by review, and the last
-tests below show that each rule of the checker fails when it should.
+is listed in :data:`NOT_STATISTICAL` with the reason its assertions do not rest on the draws.  So
+does a test with a *moment check* (:func:`moment_checks`): an assertion (``assert`` or a call of an
+``assert_*`` helper) that holds a sample moment (``.mean(``, ``np.std(``, ``var(``, …, or a name
+assigned from one in the same function) and a tolerance in standard errors (a ``sqrt(`` call, or
+a name such as ``se``, ``sd``, ``standard_error``).  Code inside ``with pytest.raises(...)`` is not
+counted: it must fail, and failing is what is asserted.  Monte Carlo checks of other shapes (binomial
+counts, a frequency against a bound) cannot be told from deterministic arithmetic by reading the
+code; they were marked by review, and the last tests below show that each rule of the checker fails
+when it should.
 """
 
 from __future__ import annotations
@@ -50,6 +54,11 @@ TESTS = ROOT / "tests"
 AUDITS = frozenset({"run_audit", "run_accuracy_audit", "dp_audit", "assert_claim", "run_study"})
 #: Goodness-of-fit tests: a p-value of samples against a law.
 GOODNESS_OF_FIT = frozenset({"kstest", "ks_2samp", "chisquare"})
+#: Sample moments, and the names of a tolerance in standard errors, that make an assertion a moment check.
+MOMENTS = frozenset({"mean", "std", "var", "average", "nanmean", "nanstd", "nanvar"})
+STANDARD_ERRORS = frozenset({"se", "sd", "sem", "stderr", "standard_error"})
+#: What :func:`draws` reports for a moment check.
+MOMENT_CHECK = "a moment within standard errors"
 #: The folder of project-wide checks; every other folder under tests/ mirrors a package.
 PROJECT = "project"
 
@@ -99,6 +108,8 @@ NOT_STATISTICAL: dict[str, str] = {
     "audit/test_statistics.py::test_training_phase_resumes_from_a_checkpoint": "same seed, same report after a resume",
     "audit/test_statistics.py::test_classifier_accepts_a_fresh_128_bit_seed":
         "unseeded on purpose; its one random assertion (a fresh seed is >= 2**32) fails with probability 2**-96",
+    "audit/graybox/test_graybox_front_doors.py::test_a_graybox_run_at_seed_none_records_the_seed_its_replays_and_audit_used":
+        "same seed, same report; its one random assertion (fresh entropy is >= 2**64) fails with probability 2**-64",
     "audit/test_statistics.py::test_auto_with_a_tiny_budget_keeps_the_linear_statistic_and_draws_no_training":
         "the allocation depends on the budget only",
     "audit/test_validity_quick.py::test_table_renders": "renders whatever the study found",
@@ -211,7 +222,42 @@ def draws(function: ast.FunctionDef, module: Module, conftests: Mapping[str, tup
             fixture, home = conftests[argument.arg]
             found |= draws(fixture, home, conftests, seen)
     found |= _reached(function, module, conftests, seen)
+    if moment_checks(function):
+        found.add(MOMENT_CHECK)
     return found
+
+
+def _called(node: ast.AST) -> str:
+    return _callee(node) if isinstance(node, ast.Call) else ""
+
+
+def _holds_moment(node: ast.AST, names: set[str]) -> bool:
+    """A sample moment is called in ``node``, or a name assigned from one is read there."""
+    return any(_called(n) in MOMENTS or (isinstance(n, ast.Name) and n.id in names) for n in ast.walk(node))
+
+
+def _in_standard_errors(node: ast.AST) -> bool:
+    """``node`` takes a square root (``sqrt(``, ``** 0.5``) or reads a standard-error name (``se``,
+    ``n_sd``, ``standard_error``)."""
+    def root(n: ast.AST) -> bool:
+        return _called(n) == "sqrt" or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+                                        and ast.unparse(n.right) == "0.5")
+
+    def named(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and (n.id in STANDARD_ERRORS or n.id.rsplit("_", 1)[-1] in STANDARD_ERRORS
+                                            or n.id.endswith("standard_error"))
+    return any(root(n) or named(n) for n in ast.walk(node))
+
+
+def moment_checks(function: ast.FunctionDef) -> list[str]:
+    """The assertions of ``function`` that compare a sample moment within standard errors: an
+    ``assert`` or an ``assert_*(...)`` call holding a moment (or a name the function assigned from
+    one) and a square root or a standard-error name."""
+    names = {target.id for node in _nodes(function) if isinstance(node, ast.Assign) and _holds_moment(node.value, set())
+             for target_list in node.targets for target in ast.walk(target_list) if isinstance(target, ast.Name)}
+    checks = [node.test if isinstance(node, ast.Assert) else node for node in _nodes(function)
+              if isinstance(node, ast.Assert) or _called(node).startswith("assert_")]
+    return [ast.unparse(check) for check in checks if _holds_moment(check, names) and _in_standard_errors(check)]
 
 
 def _reached(node: ast.AST, module: Module, conftests, seen) -> set[str]:
@@ -287,7 +333,7 @@ def test_the_survey_sees_markers_audits_and_fits(found):
     """Sanity: known tests are found as they are, so an empty list of findings is not an empty survey."""
     assert found["audit/test_engine.py::test_no_cap_on_epsilon"] == (True, {"run_audit"})
     assert found["audit/test_engine.py::test_identical_reports_for_one_and_two_workers"] == (False, {"run_audit"})
-    assert found["mechanisms/test_gaussian.py::test_sampling_moments_and_ks"] == (True, {"kstest"})
+    assert found["mechanisms/test_gaussian.py::test_sampling_moments_and_ks"] == (True, {"kstest", MOMENT_CHECK})
     assert found["scenarios/test_suite_power.py::test_limit_case_reports_the_truth_next_to_the_bound"][0]
     assert found["audit/test_cli.py::test_plot_redraws_figures_from_a_saved_report"] == (False, {"dpaudit run"})
     assert found["audit/test_pytest_plugin.py::test_a_claim_that_holds_passes"] == (
@@ -320,6 +366,7 @@ SYNTHETIC = {
             return run_audit(None, None)
     ''',
     "test_one.py": '''
+        import numpy as np
         import pytest
         from scipy import stats
         from audit import run_audit
@@ -372,6 +419,26 @@ SYNTHETIC = {
 
         def test_nothing_random():
             assert main(["theory", "gaussian"]) == 0
+
+        def test_a_moment(rng):
+            x = rng.normal(size=400)
+            assert abs(x.mean()) < 5 / np.sqrt(400)
+
+        def test_a_moment_by_name(rng):
+            spread = np.std(rng.normal(size=400))
+            standard_error = 1 / np.sqrt(800)
+            np.testing.assert_allclose(spread, 1.0, atol=5 * standard_error)
+
+        def _moments(x, sd):
+            assert abs(np.mean(x)) < 4 * sd / len(x) ** 0.5
+
+        def test_a_moment_in_a_helper(rng):
+            _moments(rng.normal(size=100), 0.1)
+
+        def test_arithmetic_on_a_mean(rng):
+            x = rng.normal(size=(10, 2))
+            assert np.allclose(x.sum(axis=0) / 10, x.mean(axis=0))
+            assert np.sqrt(4.0) == 2.0  # a square root, in another assertion
     ''',
     "sub/test_two.py": '''
         import pytest
@@ -396,7 +463,10 @@ def synthetic(tmp_path):
 def test_the_checker_follows_helpers_fixtures_conftests_the_cli_fits_and_pytester_code(synthetic):
     flagged = {line.split(" reaches ")[0].split("::")[1] for line in unmarked(synthetic, {})}
     assert flagged == {"test_direct", "test_through_a_helper", "test_through_a_fixture",
-                       "test_through_a_conftest_fixture", "test_a_fit", "test_the_cli", "test_pytester_code"}
+                       "test_through_a_conftest_fixture", "test_a_fit", "test_the_cli", "test_pytester_code",
+                       "test_a_moment", "test_a_moment_by_name", "test_a_moment_in_a_helper"}
+    assert synthetic["test_one.py::test_a_moment_by_name"][1] == {MOMENT_CHECK}
+    assert synthetic["test_one.py::test_arithmetic_on_a_mean"] == (False, set())  # a mean, and a root elsewhere
     assert synthetic["test_one.py::test_pytester_code"][1] == {"dp_audit (in pytester code)"}
     assert synthetic["test_one.py::test_the_cli"][1] == {"dpaudit run"}
 

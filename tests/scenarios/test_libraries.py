@@ -45,6 +45,20 @@ def test_every_case_is_well_formed(catalogue):
             assert case.coordinate(case.mechanism.output_dim - 1).startswith("raised")
 
 
+def test_diffprivlib_row_keys_are_those_its_published_results_key_on():
+    """The labels come from the shared ``point_label`` (the tools' bounds last); every row of the
+    published sweep (benchmarks/results/sweep/diffprivlib/sweep.json, keyed by entry and label) is
+    still a case of the catalogue, so its table, repro scripts and docs keep their keys."""
+    import json
+    from pathlib import Path
+
+    pytest.importorskip("diffprivlib")
+    published = Path(__file__).parents[2] / "benchmarks" / "results" / "sweep" / "diffprivlib" / "sweep.json"
+    keys = {case.key for entry in library("diffprivlib").entries() for case in entry.cases()}
+    rows = json.loads(published.read_text())["rows"]
+    assert rows and {row["key"] for row in rows} <= keys
+
+
 def test_value_pairs_are_checked_against_the_sensitivity():
     assert len(value_pairs([(0.0, 1.0, "a")], 1.0)) == 1
     with pytest.raises(ValueError, match="exceeds the sensitivity"):

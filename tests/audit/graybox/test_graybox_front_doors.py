@@ -138,3 +138,22 @@ def test_graybox_audit_refuses_bad_settings_naming_them_before_any_replay(option
 def test_graybox_audit_takes_the_sample_counts_the_settings_take():
     report = graybox_audit(PerQueryLaplaceMechanism(0.5, d=4), counting(4), seed=3, samples=2e3, max_certified=1)
     assert any(f.certification is not None for f in report.findings)
+
+
+def test_a_graybox_run_at_seed_none_records_the_seed_its_replays_and_audit_used():
+    """seed=None draws fresh entropy once; the ``graybox`` entry records it (not 0), the certified
+    audit draws from it too, and a rerun at the recorded seed gives the same report."""
+    fresh = run_audit(PerQueryLaplaceMechanism(0.5, d=4), counting(4), samples=2_000, seed=None, graybox=True,
+                      progress=False, accuracy=False)
+    seed = fresh.graybox["seed"]
+    assert seed == fresh.seed and seed >= 2 ** 64  # SeedSequence's 128-bit entropy, as the engine draws
+    rerun = run_audit(PerQueryLaplaceMechanism(0.5, d=4), counting(4), samples=2_000, seed=seed, graybox=True,
+                      progress=False, accuracy=False)
+    assert _timeless(rerun.to_dict(include_runtime=False)) == _timeless(fresh.to_dict(include_runtime=False))
+
+
+def _timeless(value):
+    """``value`` without its timings (keys naming seconds), which differ between runs."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if "seconds" not in k}
+    return [_timeless(v) for v in value] if isinstance(value, list) else value
