@@ -334,7 +334,7 @@ def _selection_entries() -> list[Entry]:
         base = np.array([[1.0, 0.0], [0.0, 0.5]])
         pairs = [(base, base + np.array([[0.0, 0.0], [0.0, 1.0]]) * point["sensitivity"] ** 2,
                   "A vs A + x xᵀ, x = Δ·e2")]
-        return _case("mechanisms.Wishart", _label(point, point), wishart, point, PureDP(point["epsilon"], REPLACE),
+        return _case("mechanisms.Wishart", point_label(point), wishart, point, PureDP(point["epsilon"], REPLACE),
                      pairs, cost="call", width=4, rows=False, relation=REPLACE,
                      layout=tuple((f"W[{i},{j}]", None) for i in range(2) for j in range(2)),
                      known="IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; removed in 0.5.0)")
