@@ -68,10 +68,11 @@ def fingerprint_changes(old: Optional[str], new: str, *, old_graybox: bool = Fal
         before = json.loads(old) if old else {}
     except (TypeError, ValueError):
         before = {}
-    after = json.loads(new)
-    before, after = dict(before, graybox=bool(old_graybox)), dict(after, graybox=bool(new_graybox))
-    changed = [_change(name, before.get(name), after.get(name)) for name in after if before.get(name) != after.get(name)]
-    return "; ".join(changed) if before else "it was written by another version of dpaudit"
+    if not before:
+        return "it was written by another version of dpaudit"
+    before, after = dict(before, graybox=bool(old_graybox)), dict(json.loads(new), graybox=bool(new_graybox))
+    return "; ".join(_change(name, before.get(name), after.get(name)) for name in after
+                     if before.get(name) != after.get(name))
 
 
 def key_changes(differs: Mapping[str, tuple]) -> str:
