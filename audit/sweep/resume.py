@@ -23,7 +23,11 @@ import json
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..checkpoint import PART_NAMES, write_atomic
+import numpy as np
+
+from ..checkpoint import PART_NAMES, load_state, write_atomic
+from ..engine import ENGINE_VERSION
+from ..errors import CheckpointError
 
 __all__ = ["SUPERSEDED", "set_aside", "fingerprint_changes", "key_changes", "prepare_row"]
 
@@ -85,37 +89,61 @@ def _sidecar(out: Path, slug: str) -> Path:
     return out / "checkpoints" / f"{slug}.json"
 
 
-def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Optional[dict]) -> Optional[dict]:
-    """Before a row of a resumed sweep is audited: set aside its saved record, reproduction script
-    and checkpoint if another audit made them, and mark the checkpoint left in place as this
-    row's.  Returns ``{"reason": ..., "superseded": [paths]}`` when files were set aside, else None.
+def _engine_changes(checkpoint: Path) -> str:
+    """What of the engine's own (engine and NumPy versions) differs in an unmarked checkpoint's key."""
+    try:
+        meta, _ = load_state(checkpoint)
+    except CheckpointError:
+        return "it is unreadable"
+    parts = meta.get("parts") if isinstance(meta.get("parts"), dict) else {}
+    now = {"engine": ENGINE_VERSION, "numpy": np.__version__}
+    return "; ".join(_change(name, parts.get(name), value) for name, value in now.items() if parts.get(name) != value)
 
-    ``saved`` is the row's saved record when it was not kept (another fingerprint, or replayed
-    first where this sweep does not replay, or the reverse).
+
+def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Optional[dict]) -> Optional[dict]:
+    """Before a row of a sweep is audited: set aside its saved record, reproduction script and
+    checkpoint if another audit made them, and mark the checkpoint left in place as this row's.
+    Returns ``{"reason": ..., "superseded": [paths]}`` when files were set aside, else None.
+
+    ``saved`` is the row's saved record when the sweep does not keep it: made by another audit
+    (another fingerprint, or replayed first where this row is not, or the reverse), or one that
+    audited nothing (ERROR), which a resumed sweep audits again.
     """
     out = Path(out)
     reasons, moved = [], []
+    checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
+    mark: dict = {}
+    if sidecar.is_file():
+        try:
+            mark = json.loads(sidecar.read_text())
+        except ValueError:
+            mark = {"fingerprint": None}
+    engine = _engine_changes(checkpoint) if checkpoint.is_file() and not mark else ""
     if saved is not None:
-        reasons.append("its saved row was made by another audit ("
-                       + fingerprint_changes(saved.get("fingerprint"), fingerprint,
-                                             old_graybox=bool(saved.get("graybox")), new_graybox=graybox) + ")")
+        changes = fingerprint_changes(saved.get("fingerprint"), fingerprint, old_graybox=bool(saved.get("graybox")),
+                                      new_graybox=graybox)
+        if changes:
+            reasons.append(f"its saved row was made by another audit ({changes})")
+        elif not engine:
+            reasons.append(f"its saved row audited nothing ({saved.get('error') or 'ERROR'})"[:200])
         script = (saved.get("repro") or {}).get("path")
         for path in (out / "rows" / f"{slug}.json", out / script if script else None):
             if path is not None and (moved_to := set_aside(path, out)) is not None:
                 moved.append(moved_to)
-    checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
-    if checkpoint.is_file() and (saved is not None or sidecar.is_file()):
-        try:
-            mark = json.loads(sidecar.read_text()) if sidecar.is_file() else {}
-        except ValueError:
-            mark = {}
-        if saved is not None or mark.get("fingerprint") != fingerprint or bool(mark.get("graybox")) != graybox:
-            if saved is None:  # the saved row's audit made the checkpoint too: one reason says it
-                reasons.append("its checkpoint was made by another audit ("
-                               + fingerprint_changes(mark.get("fingerprint"), fingerprint,
-                                                     old_graybox=bool(mark.get("graybox")), new_graybox=graybox) + ")")
+    if checkpoint.is_file():
+        if mark and (mark.get("fingerprint") != fingerprint or bool(mark.get("graybox")) != graybox):
+            changes = fingerprint_changes(mark.get("fingerprint"), fingerprint, old_graybox=bool(mark.get("graybox")),
+                                          new_graybox=graybox)
+        elif not mark and (engine or saved is not None):  # unmarked: the engine's key, or the saved row's audit
+            changes = engine
+        else:  # this row's (or, unmarked, left to the engine, which refuses another audit's key)
+            changes = None
+        if changes is not None:
+            if changes and not reasons:
+                reasons.append(f"its checkpoint was made by another audit ({changes})")
             moved += [p for p in (set_aside(checkpoint, out), set_aside(sidecar, out)) if p is not None]
     write_atomic(sidecar, json.dumps({"fingerprint": fingerprint, "graybox": bool(graybox)}).encode())
     if not moved:
         return None
-    return {"reason": "; ".join(reasons), "superseded": [p.relative_to(out).as_posix() for p in moved]}
+    return {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
+            "superseded": [p.relative_to(out).as_posix() for p in moved]}

@@ -357,13 +357,15 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
         path = out / "rows" / f"{row.slug}.json"
         if resume and path.is_file():
             saved = json.loads(path.read_text())
-            if saved.get("fingerprint") == row_fingerprint(row, version) and bool(saved.get("graybox")) == graybox:
+            if (saved.get("fingerprint") == row_fingerprint(row, version) and saved.get("status") != "error"
+                    and bool(saved.get("graybox")) == (graybox or row.case.graybox)):
                 records[row.slug] = saved
             else:
                 stale[row.slug] = saved
     todo = [row for row in rows if row.slug not in records]
     reaudited = {row.slug: note for row in todo
-                 if (note := prepare_row(out, row.slug, row_fingerprint(row, version), graybox, stale.get(row.slug)))}
+                 if (note := prepare_row(out, row.slug, row_fingerprint(row, version), graybox or row.case.graybox,
+                                         stale.get(row.slug)))}
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",
                disable=not progress)
     by_slug = {row.slug: row for row in rows}

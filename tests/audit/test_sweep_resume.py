@@ -10,6 +10,7 @@ statistical content is that of the toy sweep (``test_sweep.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -100,6 +101,49 @@ def test_a_checkpoint_of_another_library_version_is_set_aside_though_the_engine_
     assert all(reason.endswith(f"(library 0.0.1 → {version})") for reason in reasons.values())
     assert (tmp_path / "superseded" / "checkpoints" / f"{cut}.npz").is_file()
     assert (tmp_path / "superseded" / "checkpoints" / f"{cut}.json").is_file()
+
+
+@pytest.mark.statistical
+def test_a_row_that_audited_nothing_and_an_unmarked_checkpoint_of_other_samples_are_audited_again(tmp_path):
+    first = _sweep(tmp_path, samples=3000)
+    errored, cut = (r["slug"] for r in first["rows"])
+    path = tmp_path / "rows" / f"{errored}.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(record, status="error", error="MechanismError: the library was down")))
+    (tmp_path / "rows" / f"{cut}.json").unlink()  # interrupted, and its checkpoint unmarked (an older sweep)
+    (tmp_path / "checkpoints" / f"{cut}.json").unlink()
+    assert (tmp_path / "checkpoints" / f"{cut}.npz").is_file()
+    document = _sweep(tmp_path, samples=3000, resume=True)
+    assert document["counts"]["error"] == 0 and _strip(document["rows"]) == _strip(first["rows"])
+    reasons = {r["slug"]: r.get("reaudited") for r in document["rows"]}
+    assert reasons[errored] == "its saved row audited nothing (MechanismError: the library was down)"
+    assert reasons[cut] is None  # its own audit's checkpoint, unmarked but accepted by the engine: resumed
+    # Other samples: the engine refuses the unmarked checkpoint, which is set aside, and the row audited again.
+    (tmp_path / "rows" / f"{cut}.json").unlink()
+    (tmp_path / "checkpoints" / f"{cut}.json").unlink()
+    other = _sweep(tmp_path, samples=4000, resume=True)
+    fresh = _sweep(tmp_path / "fresh", samples=4000)
+    assert _strip(other["rows"]) == _strip(fresh["rows"])
+    reasons = {r["slug"]: r.get("reaudited") for r in other["rows"]}
+    assert reasons[cut].startswith("its checkpoint was made by another audit (") and "samples 3000 → 4000" in reasons[cut]
+    assert reasons[errored] == "its saved row was made by another audit (samples 3000 → 4000)"
+
+
+@pytest.mark.statistical
+def test_a_gray_box_row_is_kept_by_resume_without_the_graybox_option(tmp_path, monkeypatch):
+    from audit.sweep import runner
+
+    plan = runner.plan_rows  # the row's case is gray-box (as synthcity's GAN rows): replayed first
+    monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(
+        tuple(dataclasses.replace(case, graybox=True) for case in cases), **kw))
+    first = run_sweep(toy.NAME, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                      entries=["noise.laplace"], repro=False)
+    assert first["rows"][0]["graybox"]["replays"] == 2
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")}
+    again = run_sweep(toy.NAME, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                      entries=["noise.laplace"], repro=False, resume=True)
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")} == stamps
+    assert again["rows"] == first["rows"] and not (tmp_path / "superseded").exists()
 
 
 def test_set_aside_never_overwrites_an_earlier_file_and_changes_are_named(tmp_path):
