@@ -8,8 +8,10 @@ row depends on which worker ran it: its seed is its own (:func:`audit.sweep.plan
 Each finished row is written at once to ``OUT/rows/<slug>.json`` (atomically), and each audit
 checkpoints its progress in ``OUT/checkpoints/``; with ``resume=True`` a rerun keeps every saved
 row whose fingerprint (case, claim, samples, seed, confidence, library version, engine) matches
-and continues the unfinished audits from their checkpoints.  Without it the three folders are
-cleared first.  An interrupted sweep (Ctrl-C) still writes ``sweep.json`` (``finished`` false)
+and continues the unfinished audits from their checkpoints.  A row whose saved record or
+checkpoint another audit made, or that audited nothing (ERROR), is audited again from scratch and
+its old files kept in ``OUT/superseded/`` (:mod:`audit.sweep.resume`).  Without it the folders
+are cleared first.  An interrupted sweep (Ctrl-C) still writes ``sweep.json`` (``finished`` false)
 and ``sweep.md`` for the rows done, then raises :class:`SweepInterrupted`, whose message says how
 many rows finished and that ``resume=True`` (``--resume``) continues.
 
