@@ -115,12 +115,14 @@ def load_state(path, key: Optional[CheckpointKey] = None) -> Optional[tuple[dict
         if not isinstance(saved, dict):
             what = "it was written by another version of dpaudit"
         else:
-            differ = [PART_NAMES.get(part, part) for part in sorted(set(saved) | set(key.parts))
-                      if saved.get(part) != key.parts.get(part)]
+            differs = {part: (saved.get(part), key.parts.get(part)) for part in sorted(set(saved) | set(key.parts))
+                       if saved.get(part) != key.parts.get(part)}
+            differ = [PART_NAMES.get(part, part) for part in differs]
             what = "it differs in " + "; ".join(differ) if differ else "its fingerprint differs"
         raise CheckpointError(
             f"`checkpoint` file {str(path)!r} belongs to a different audit: {what}.  Resuming it would "
-            "mix draws of another audit into this report; delete it or choose another path")
+            "mix draws of another audit into this report; delete it or choose another path",
+            differs if isinstance(saved, dict) else None)
     if key.unverified and not key.vouched:
         listed = "; ".join(key.unverified[:5]) + ("; ..." if len(key.unverified) > 5 else "")
         raise CheckpointError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 __all__ = ["MechanismError", "CheckpointError", "ReproducibilityWarning", "CheckpointWarning"]
 
 
@@ -14,7 +16,16 @@ class MechanismError(RuntimeError):
 
 
 class CheckpointError(ValueError):
-    """A checkpoint file is unreadable or belongs to a different audit."""
+    """A checkpoint file is unreadable or belongs to a different audit.
+
+    ``differs`` maps each part of the checkpoint's key that differs from the audit's
+    (:data:`audit.checkpoint.PART_NAMES`) to its (saved, current) texts; it is empty when the file
+    is unreadable, predates keys with parts, or cannot be fingerprinted in full.
+    """
+
+    def __init__(self, message: str, differs: Optional[Mapping[str, tuple]] = None) -> None:
+        super().__init__(message)
+        self.differs = dict(differs or {})
 
 
 class ReproducibilityWarning(UserWarning):

@@ -75,7 +75,10 @@ def _check_pair(mechanism: Any, base: Any, neighbour: Any, claim: Any, *, label:
     started = time.perf_counter()
     record, _ = execute(mechanism, base, rows, seed=seed)
     executions = 1
-    elements = Footprint(record).elements
+    # A call whose leading dimension is the rows holds one element per row, unless each row is its
+    # own call of the mechanism's release (``vectorized`` False): then a batch of that size inside
+    # one release would be scaled by λ in every row, and the replay's unscaled rows not reproduced.
+    elements = Footprint(record).elements if getattr(mechanism, "vectorized", True) else 0
     wanted = 2 * (elements + SPARE_ROWS)
     if elements and rows < wanted <= MAX_ROWS:
         rows = wanted

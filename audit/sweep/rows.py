@@ -23,10 +23,11 @@ from mechanisms.base import mechanism_name
 
 from ..checkpoint import write_atomic
 from ..engine import ENGINE_VERSION, run_audit
-from ..errors import MechanismError
+from ..errors import CheckpointError, MechanismError
 from ..render.text import claim_label
 from ..settings import AuditSettings
 from .plan import PlannedRow
+from .resume import key_changes, set_aside
 
 __all__ = ["audit_row", "row_fingerprint", "witness_summary", "linked_known", "PREFLIGHT_DRAWS"]
 
@@ -145,9 +146,16 @@ def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, che
                              statistic=row.statistic, n_jobs=1, progress=False,
                              checkpoint=(out / "checkpoints" / f"{row.slug}.npz") if checkpoints else None)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a library's warnings are not part of the row
-            report = run_audit(case.mechanism, scenario, claim=case.claim, settings=settings)
+        try:
+            report = _run(case, scenario, settings)
+        except CheckpointError as exc:  # another audit's checkpoint: set aside, audit from scratch
+            moved = set_aside(settings.checkpoint, out) if settings.checkpoint is not None else None
+            if moved is None:
+                raise
+            why = key_changes(exc.differs) if exc.differs else str(exc).split(": ", 1)[-1].split(".  ")[0]
+            record["reaudited"] = f"its checkpoint was made by another audit ({why})"
+            record["superseded"] = [moved.relative_to(out).as_posix()]
+            report = _run(case, scenario, settings)
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
         text = str(exc).strip().splitlines()
         return dict(record, status="error", error=f"{type(exc).__name__}: {text[0] if text else ''}",
@@ -159,6 +167,12 @@ def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, che
                   witness=witness_summary(data), draws=data.get("draws", {}).get("per_side"),
                   wall_time_s=time.perf_counter() - started, report=data)
     return record
+
+
+def _run(case, scenario, settings: AuditSettings):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a library's warnings are not part of the row
+        return run_audit(case.mechanism, scenario, claim=case.claim, settings=settings)
 
 
 def save_row(record: dict, path) -> None:

@@ -8,8 +8,10 @@ row depends on which worker ran it: its seed is its own (:func:`audit.sweep.plan
 Each finished row is written at once to ``OUT/rows/<slug>.json`` (atomically), and each audit
 checkpoints its progress in ``OUT/checkpoints/``; with ``resume=True`` a rerun keeps every saved
 row whose fingerprint (case, claim, samples, seed, confidence, library version, engine) matches
-and continues the unfinished audits from their checkpoints.  Without it the three folders are
-cleared first.  An interrupted sweep (Ctrl-C) still writes ``sweep.json`` (``finished`` false)
+and continues the unfinished audits from their checkpoints.  A row whose saved record or
+checkpoint another audit made, or that audited nothing (ERROR), is audited again from scratch and
+its old files kept in ``OUT/superseded/`` (:mod:`audit.sweep.resume`).  Without it the folders
+are cleared first.  An interrupted sweep (Ctrl-C) still writes ``sweep.json`` (``finished`` false)
 and ``sweep.md`` for the rows done, then raises :class:`SweepInterrupted`, whose message says how
 many rows finished and that ``resume=True`` (``--resume``) continues.
 
@@ -26,6 +28,7 @@ import datetime
 import fnmatch
 import json
 import shutil
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -44,6 +47,7 @@ from ..version import __version__
 from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, certified_sets, readable_event, script_draws, script_text
+from .resume import SUPERSEDED, prepare_row
 from .rows import audit_row, linked_known, row_fingerprint, save_row
 from .table import sweep_markdown
 
@@ -263,8 +267,20 @@ def _stream(rows: Sequence[PlannedRow], lib_info: dict, out: Path, n_jobs: int, 
 
 
 def _reset(out: Path) -> None:
-    for folder in ("rows", "checkpoints", "repro"):
+    for folder in ("rows", "checkpoints", "repro", SUPERSEDED):
         shutil.rmtree(out / folder, ignore_errors=True)
+
+
+def _note_reaudit(record: dict, planned: Optional[dict], bar: Any) -> None:
+    """Put why a resumed sweep audited the row again, and where its old files went, in its record
+    (:mod:`audit.sweep.resume`), and say so on the terminal."""
+    if planned is not None:
+        reasons = [planned["reason"], record.get("reaudited")]
+        record["reaudited"] = "; ".join(dict.fromkeys(r for r in reasons if r))
+        record["superseded"] = planned["superseded"] + record.get("superseded", [])
+    if record.get("reaudited"):
+        bar.write(f"dpaudit sweep: {record['key']}: re-audited: {record['reaudited']}; the old files are kept in "
+                  f"{', '.join(record['superseded'])}", file=sys.stderr)
 
 
 def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, n_jobs: int = 1,
@@ -338,13 +354,20 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
                 "seeded": lib.seeded, "repro": repro, "date": date, "graybox": bool(graybox)}
 
     records: dict[str, dict] = {}
+    stale: dict[str, dict] = {}  # saved rows of another audit: re-audited, their files set aside
     for row in rows:
         path = out / "rows" / f"{row.slug}.json"
         if resume and path.is_file():
             saved = json.loads(path.read_text())
-            if saved.get("fingerprint") == row_fingerprint(row, version) and bool(saved.get("graybox")) == graybox:
+            if (saved.get("fingerprint") == row_fingerprint(row, version) and saved.get("status") != "error"
+                    and bool(saved.get("graybox")) == (graybox or row.case.graybox)):
                 records[row.slug] = saved
+            else:
+                stale[row.slug] = saved
     todo = [row for row in rows if row.slug not in records]
+    reaudited = {row.slug: note for row in todo
+                 if (note := prepare_row(out, row.slug, row_fingerprint(row, version), graybox or row.case.graybox,
+                                         stale.get(row.slug)))}
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc=f"sweep {lib.name}", unit="row",
                disable=not progress)
     by_slug = {row.slug: row for row in rows}
@@ -354,6 +377,7 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
         for record in _stream(todo, lib_info, out, n_jobs, backend, scheduler):
             row = by_slug[record["slug"]]
             record["fingerprint"] = row_fingerprint(row, version)
+            _note_reaudit(record, reaudited.get(row.slug), bar)
             script = record.get("repro") or {}
             if "text" in script:
                 path = out / "repro" / f"{row.slug}.py"

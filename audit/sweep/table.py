@@ -61,6 +61,21 @@ def _count(records: list[dict], verdict: str) -> int:
     return sum(1 for r in records if _verdict(r) == verdict)
 
 
+def _reaudited_section(records: list[dict]) -> list[str]:
+    """The rows a resumed sweep audited again from scratch because another audit had made their
+    saved files (:mod:`audit.sweep.resume`), with why and where those files were kept."""
+    again = [r for r in records if r.get("reaudited")]
+    if not again:
+        return []
+    lines = ["", "## Re-audited on resume", "",
+             f"{len(again)} rows were audited again from scratch, at their planned seed and Bonferroni share, "
+             "because another audit had made their saved files; those files were kept, not deleted.", "",
+             "| entry | grid point | why | old files |", "|---|---|---|---|"]
+    lines += [f"| {_cell(r['entry'])} | {_cell(r['point'])} | re-audited: {_cell(r['reaudited'])} | "
+              f"{_cell(', '.join(r.get('superseded') or ()))} |" for r in again]
+    return lines
+
+
 def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
     """The whole sweep report (header, verdict counts, table, coverage) as Markdown."""
     records = document["rows"]
@@ -90,6 +105,7 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
         f"column). `{ABSENT}`: the installed release lacks the entry or the parameter (not planned, no error).", "",
     ]
     lines += _table(records)
+    lines += _reaudited_section(records)
     lines += graybox_markdown_section(records)
     lines += ["", "## Coverage of the public API", ""]
     lines += ["| public name | audited by | or left out because |", "|---|---|---|"]

@@ -133,6 +133,13 @@ class LibraryRelease:
                 out[row, :-1] = value
         return out
 
+    @property
+    def vectorized(self) -> bool:
+        """Whether one call draws the randomness of all ``size`` rows at once (a ``batch`` path).
+        Without one, each row is its own ``release`` call, so no random call's leading dimension
+        stands for the rows (a gray-box replay must not scale noise per row, :mod:`audit.graybox`)."""
+        return self.batch is not None
+
     def __reduce__(self) -> tuple:
         # The release function and its parameters pickle; library objects are built per call.
         return (_rebuild, (self.release, self.params, self.name, self.claim, self.output_dim,

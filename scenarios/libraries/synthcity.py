@@ -54,9 +54,11 @@ from __future__ import annotations
 
 import inspect
 import sys
+import tempfile
 from typing import Mapping
 
 import numpy as np
+from tqdm import tqdm
 
 from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ApproxDP, PureDP, Relation
@@ -82,6 +84,23 @@ SEEDED = "synthcity: Plugin.fit reseeds numpy, torch and random with random_stat
 _INSTALL = "dpaudit sweep synthcity==VERSION builds its environment (docs/libraries/synthcity.md)"
 plugins_module = require_library("synthcity.plugins", catalogue="synthcity", install=_INSTALL)
 pd = require_library("pandas", catalogue="synthcity", install=_INSTALL)
+
+
+def _warm_up() -> None:
+    """Run the lazy initialisations of a process's first GAN fit now, outside any replay.
+
+    They draw random *names* through Python's ``random``: ``tempfile.gettempdir()`` probes the
+    temporary directory with a random file name (torch reaches it when its first optimizer step
+    imports ``torch._dynamo``), and tqdm's first bar creates a multiprocessing lock whose
+    semaphore has a random name.  Both draw once per process, so the first fit made 16 random
+    calls more than any later fit on the same data, and its gray-box record could not be replayed.
+    Neither name reaches the synthetic table.
+    """
+    tempfile.gettempdir()
+    tqdm.get_lock()
+
+
+_warm_up()
 
 
 # -- release functions (their source goes into reproduction scripts) --------------------------------

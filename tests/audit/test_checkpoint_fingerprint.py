@@ -116,6 +116,7 @@ def test_the_same_audit_still_resumes_and_other_changes_are_named(tmp_path):
     with pytest.raises(CheckpointError, match=r"differs in the seed\.") as error:
         run_audit(GaussianMechanism(1.0, 1e-5), PAIR, seed=2, **kwargs)
     assert "mechanism" not in str(error.value).split("differs in")[1]
+    assert error.value.differs == {"seed": ("1", "2")}  # what a resumed sweep names (audit.sweep.resume)
     with pytest.raises(CheckpointError, match=r"differs in the mechanism \(its code"):
         run_audit(GaussianMechanism(1.0, 2e-5), PAIR, seed=1, claim=GaussianMechanism(1.0, 1e-5).claim, **kwargs)
 

@@ -1,0 +1,149 @@
+"""What ``run_sweep(resume=True)`` does with the files of another audit: set them aside, re-audit.
+
+A sweep resumed after dpaudit, the library, or the sweep's settings changed finds saved rows and
+checkpoints that another audit made.  Such a row is audited again from scratch, exactly as a
+planned row (same seed, same Bonferroni share of the sweep's confidence), and its old files are
+moved to ``OUT/superseded/`` (renamed, never deleted) so that nothing is lost and nothing of the
+other audit is mixed into this one.  The row's record then says why
+(``"re-audited: its checkpoint was made by another audit (engine 7 → 8)"``).
+
+Which audit a checkpoint belongs to is told by a small file beside it,
+``OUT/checkpoints/<slug>.json``, that holds the row's fingerprint
+(:func:`audit.sweep.rows.row_fingerprint`: case, claim, samples, seed, confidence, statistic,
+library version, engine) and whether the row was replayed first.  The engine's own key
+(:class:`audit.checkpoint.CheckpointKey`) does not see the library's version; this file does.  A
+checkpoint without it (a sweep folder written before it existed) is judged by the engine's key
+alone: the audit refuses it (:class:`audit.errors.CheckpointError`), and
+:func:`audit.sweep.rows.audit_row` then sets it aside and audits again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..checkpoint import PART_NAMES, load_state, write_atomic
+from ..engine import ENGINE_VERSION
+from ..errors import CheckpointError
+
+__all__ = ["SUPERSEDED", "set_aside", "fingerprint_changes", "key_changes", "prepare_row"]
+
+#: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
+SUPERSEDED = "superseded"
+
+#: Fingerprint fields shown with their values ("engine 7 → 8"); the others are only named.
+_SHOWN = {"engine": "engine", "version": "library", "samples": "samples", "seed": "seed",
+          "confidence": "confidence", "statistic": "statistic", "graybox": "gray-box replay",
+          "numpy": "NumPy", "mode": "mode"}
+_NAMED = {"key": "the row's name", "params": "the grid point's parameters", "claim": "the claim"}
+
+
+def set_aside(path: Path, out: Path) -> Optional[Path]:
+    """Move ``path`` (a file of ``OUT/rows``, ``OUT/checkpoints`` or ``OUT/repro``) to
+    ``OUT/superseded/<folder>/``, under a name no earlier file there has; its new path, or None
+    if there was nothing to move."""
+    path, out = Path(path), Path(out)
+    if not path.is_file():
+        return None
+    folder = out / SUPERSEDED / path.parent.name
+    folder.mkdir(parents=True, exist_ok=True)
+    target, number = folder / path.name, 1
+    while target.exists():
+        number += 1
+        target = folder / f"{path.stem}.{number}{path.suffix}"
+    path.replace(target)
+    return target
+
+
+def _change(name: str, old, new) -> str:
+    if name in _SHOWN:
+        return f"{_SHOWN[name]} {'—' if old is None else old} → {'—' if new is None else new}"
+    return _NAMED.get(name, PART_NAMES.get(name, name))
+
+
+def fingerprint_changes(old: Optional[str], new: str, *, old_graybox: bool = False,
+                        new_graybox: bool = False) -> str:
+    """What differs between two row fingerprints (JSON texts of :func:`row_fingerprint`), e.g.
+    ``"engine 7 → 8; library 0.2.11 → 0.2.12"``."""
+    try:
+        before = json.loads(old) if old else {}
+    except (TypeError, ValueError):
+        before = {}
+    if not before:
+        return "it was written by another version of dpaudit"
+    before, after = dict(before, graybox=bool(old_graybox)), dict(json.loads(new), graybox=bool(new_graybox))
+    return "; ".join(_change(name, before.get(name), after.get(name)) for name in after
+                     if before.get(name) != after.get(name))
+
+
+def key_changes(differs: Mapping[str, tuple]) -> str:
+    """What differs between a checkpoint's key and the audit's, from
+    :attr:`audit.errors.CheckpointError.differs` (part → (saved, now))."""
+    return "; ".join(_change(part, *values) for part, values in differs.items())
+
+
+def _sidecar(out: Path, slug: str) -> Path:
+    return out / "checkpoints" / f"{slug}.json"
+
+
+def _engine_changes(checkpoint: Path) -> str:
+    """What of the engine's own (engine and NumPy versions) differs in an unmarked checkpoint's key."""
+    try:
+        meta, _ = load_state(checkpoint)
+    except CheckpointError:
+        return "it is unreadable"
+    parts = meta.get("parts") if isinstance(meta.get("parts"), dict) else {}
+    now = {"engine": ENGINE_VERSION, "numpy": np.__version__}
+    return "; ".join(_change(name, parts.get(name), value) for name, value in now.items() if parts.get(name) != value)
+
+
+def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Optional[dict]) -> Optional[dict]:
+    """Before a row of a sweep is audited: set aside its saved record, reproduction script and
+    checkpoint if another audit made them, and mark the checkpoint left in place as this row's.
+    Returns ``{"reason": ..., "superseded": [paths]}`` when files were set aside, else None.
+
+    ``saved`` is the row's saved record when the sweep does not keep it: made by another audit
+    (another fingerprint, or replayed first where this row is not, or the reverse), or one that
+    audited nothing (ERROR), which a resumed sweep audits again.
+    """
+    out = Path(out)
+    reasons, moved = [], []
+    checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
+    mark: dict = {}
+    if sidecar.is_file():
+        try:
+            mark = json.loads(sidecar.read_text())
+        except ValueError:
+            mark = {"fingerprint": None}
+    engine = _engine_changes(checkpoint) if checkpoint.is_file() and not mark else ""
+    if saved is not None:
+        changes = fingerprint_changes(saved.get("fingerprint"), fingerprint, old_graybox=bool(saved.get("graybox")),
+                                      new_graybox=graybox)
+        if changes:
+            reasons.append(f"its saved row was made by another audit ({changes})")
+        elif not engine:
+            reasons.append(f"its saved row audited nothing ({saved.get('error') or 'ERROR'})"[:200])
+        script = (saved.get("repro") or {}).get("path")
+        for path in (out / "rows" / f"{slug}.json", out / script if script else None):
+            if path is not None and (moved_to := set_aside(path, out)) is not None:
+                moved.append(moved_to)
+    if checkpoint.is_file():
+        if mark and (mark.get("fingerprint") != fingerprint or bool(mark.get("graybox")) != graybox):
+            changes = fingerprint_changes(mark.get("fingerprint"), fingerprint, old_graybox=bool(mark.get("graybox")),
+                                          new_graybox=graybox)
+        elif not mark and (engine or saved is not None):  # unmarked: the engine's key, or the saved row's audit
+            changes = engine
+        else:  # this row's (or, unmarked, left to the engine, which refuses another audit's key)
+            changes = None
+        if changes is not None:
+            if changes and not reasons:
+                reasons.append(f"its checkpoint was made by another audit ({changes})")
+            moved += [p for p in (set_aside(checkpoint, out), set_aside(sidecar, out)) if p is not None]
+    write_atomic(sidecar, json.dumps({"fingerprint": fingerprint, "graybox": bool(graybox)}).encode())
+    if not moved:
+        return None
+    return {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
+            "superseded": [p.relative_to(out).as_posix() for p in moved]}

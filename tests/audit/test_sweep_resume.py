@@ -1,0 +1,161 @@
+"""``run_sweep(resume=True)`` after dpaudit or the library changed: rows re-audited, old files kept.
+
+A resumed sweep finds saved rows and checkpoints of another audit (here: one written under engine
+"7", or under another library version).  Mixing them in would be wrong and refusing them left the
+rows ERROR; the sweep instead audits each such row from scratch at its planned seed and Bonferroni
+share, moves the other audit's files to ``OUT/superseded/`` and says why per row.  Because a row's
+draws depend only on its seed, the re-audited rows equal those of a fresh sweep exactly; the
+statistical content is that of the toy sweep (``test_sweep.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+import audit.engine
+import audit.sweep.rows
+import sweep_toy_library as toy
+from audit.cli import main
+from audit.engine import ENGINE_VERSION
+from audit.sweep import run_sweep
+from audit.sweep.resume import fingerprint_changes, set_aside
+
+IGNORED = ("wall_time_s", "reaudited", "superseded")
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if k not in IGNORED} for r in rows]
+
+
+def _sweep(out, **kwargs):
+    return run_sweep(toy.NAME, budget="small", out=out, progress=False, date="2026-01-01", entries=["noise.*"],
+                     repro=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    return _sweep(tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.mark.statistical
+def test_a_sweep_folder_of_an_older_engine_is_re_audited_not_errored(fresh, tmp_path, monkeypatch, capsys):
+    with monkeypatch.context() as patch:  # the first run, by an engine "7"
+        patch.setattr(audit.engine, "ENGINE_VERSION", "7")
+        patch.setattr(audit.sweep.rows, "ENGINE_VERSION", "7")
+        old = _sweep(tmp_path)
+    assert [r["verdict"] for r in old["rows"]] == [r["verdict"] for r in fresh["rows"]]
+    # As a folder written before checkpoints were marked, one of whose rows was interrupted:
+    # its record is gone and only its checkpoint is left.
+    for mark in (tmp_path / "checkpoints").glob("*.json"):
+        mark.unlink()
+    cut = fresh["rows"][0]["slug"]
+    (tmp_path / "rows" / f"{cut}.json").unlink()
+    checkpoints = sorted(p.name for p in (tmp_path / "checkpoints").glob("*.npz"))
+    assert f"{cut}.npz" in checkpoints  # the interrupted row's checkpoint, engine 7's
+
+    status = main(["sweep", toy.NAME, "--budget", "small", "--out", str(tmp_path), "--no-progress",
+                   "--entries", "noise.*", "--no-repro", "--resume"])
+    err = capsys.readouterr().err
+    document = json.loads((tmp_path / "sweep.json").read_text())
+    assert status == 1 and document["counts"]["error"] == 0  # the halved row is VIOLATED, nothing ERROR
+    assert _strip(document["rows"]) == _strip(fresh["rows"])  # from scratch: as a fresh sweep, bit for bit
+    assert document["row_confidence"] == fresh["row_confidence"]
+    reasons = {r["slug"]: r["reaudited"] for r in document["rows"]}
+    assert reasons[cut] == f"its checkpoint was made by another audit (engine 7 → {ENGINE_VERSION})"
+    kept = next(r for r in document["rows"] if r["slug"] != cut)
+    assert reasons[kept["slug"]] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
+    # Nothing is lost: the old record and both old checkpoints are in superseded/, named in the rows.
+    assert sorted(p.name for p in (tmp_path / "superseded" / "checkpoints").glob("*.npz")) == checkpoints
+    assert (tmp_path / "superseded" / "rows" / f"{kept['slug']}.json").is_file()
+    assert all((tmp_path / path).is_file() for r in document["rows"] for path in r["superseded"])
+    for row in document["rows"]:
+        assert f"{row['key']}: re-audited: {row['reaudited']}" in err
+    text = (tmp_path / "sweep.md").read_text()
+    assert "## Re-audited on resume" in text and f"engine 7 → {ENGINE_VERSION}" in text
+
+    # Resumed once more, nothing is audited again or moved: the rows are this audit's now.
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")}
+    again = _sweep(tmp_path, resume=True)
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")} == stamps
+    assert sorted(p.name for p in (tmp_path / "superseded" / "checkpoints").glob("*.npz")) == checkpoints
+    assert _strip(again["rows"]) == _strip(fresh["rows"])
+
+
+@pytest.mark.statistical
+def test_a_checkpoint_of_another_library_version_is_set_aside_though_the_engine_would_resume_it(
+        fresh, tmp_path, monkeypatch):
+    # The engine's key does not see the library's version; the mark beside the checkpoint does.
+    with monkeypatch.context() as patch:
+        patch.setattr(type(toy.LIBRARY), "version", lambda self: "0.0.1")
+        _sweep(tmp_path)
+    cut = fresh["rows"][0]["slug"]
+    (tmp_path / "rows" / f"{cut}.json").unlink()  # interrupted: only its checkpoint is left
+    document = _sweep(tmp_path, resume=True)
+    assert _strip(document["rows"]) == _strip(fresh["rows"])
+    reasons = {r["slug"]: r.get("reaudited") for r in document["rows"]}
+    version = document["version"]
+    assert reasons[cut] == f"its checkpoint was made by another audit (library 0.0.1 → {version})"
+    assert all(reason.endswith(f"(library 0.0.1 → {version})") for reason in reasons.values())
+    assert (tmp_path / "superseded" / "checkpoints" / f"{cut}.npz").is_file()
+    assert (tmp_path / "superseded" / "checkpoints" / f"{cut}.json").is_file()
+
+
+@pytest.mark.statistical
+def test_a_row_that_audited_nothing_and_an_unmarked_checkpoint_of_other_samples_are_audited_again(tmp_path):
+    first = _sweep(tmp_path, samples=3000)
+    errored, cut = (r["slug"] for r in first["rows"])
+    path = tmp_path / "rows" / f"{errored}.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(record, status="error", error="MechanismError: the library was down")))
+    (tmp_path / "rows" / f"{cut}.json").unlink()  # interrupted, and its checkpoint unmarked (an older sweep)
+    (tmp_path / "checkpoints" / f"{cut}.json").unlink()
+    assert (tmp_path / "checkpoints" / f"{cut}.npz").is_file()
+    document = _sweep(tmp_path, samples=3000, resume=True)
+    assert document["counts"]["error"] == 0 and _strip(document["rows"]) == _strip(first["rows"])
+    reasons = {r["slug"]: r.get("reaudited") for r in document["rows"]}
+    assert reasons[errored] == "its saved row audited nothing (MechanismError: the library was down)"
+    assert reasons[cut] is None  # its own audit's checkpoint, unmarked but accepted by the engine: resumed
+    # Other samples: the engine refuses the unmarked checkpoint, which is set aside, and the row audited again.
+    (tmp_path / "rows" / f"{cut}.json").unlink()
+    (tmp_path / "checkpoints" / f"{cut}.json").unlink()
+    other = _sweep(tmp_path, samples=4000, resume=True)
+    fresh = _sweep(tmp_path / "fresh", samples=4000)
+    assert _strip(other["rows"]) == _strip(fresh["rows"])
+    reasons = {r["slug"]: r.get("reaudited") for r in other["rows"]}
+    assert reasons[cut].startswith("its checkpoint was made by another audit (") and "samples 3000 → 4000" in reasons[cut]
+    assert reasons[errored] == "its saved row was made by another audit (samples 3000 → 4000)"
+
+
+@pytest.mark.statistical
+def test_a_gray_box_row_is_kept_by_resume_without_the_graybox_option(tmp_path, monkeypatch):
+    from audit.sweep import runner
+
+    plan = runner.plan_rows  # the row's case is gray-box (as synthcity's GAN rows): replayed first
+    monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(
+        tuple(dataclasses.replace(case, graybox=True) for case in cases), **kw))
+    first = run_sweep(toy.NAME, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                      entries=["noise.laplace"], repro=False)
+    assert first["rows"][0]["graybox"]["replays"] == 2
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")}
+    again = run_sweep(toy.NAME, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                      entries=["noise.laplace"], repro=False, resume=True)
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "rows").glob("*.json")} == stamps
+    assert again["rows"] == first["rows"] and not (tmp_path / "superseded").exists()
+
+
+def test_set_aside_never_overwrites_an_earlier_file_and_changes_are_named(tmp_path):
+    for text in ("first", "second"):
+        (tmp_path / "checkpoints").mkdir(exist_ok=True)
+        (tmp_path / "checkpoints" / "row.npz").write_text(text)
+        set_aside(tmp_path / "checkpoints" / "row.npz", tmp_path)
+    kept = tmp_path / "superseded" / "checkpoints"
+    assert (kept / "row.npz").read_text() == "first" and (kept / "row.2.npz").read_text() == "second"
+    assert set_aside(tmp_path / "checkpoints" / "row.npz", tmp_path) is None
+    old = json.dumps({"engine": "7", "samples": 100, "version": "1.0", "claim": {"epsilon": 1}})
+    new = json.dumps({"engine": "8", "samples": 200, "version": "1.0", "claim": {"epsilon": 2}})
+    assert fingerprint_changes(old, new) == "engine 7 → 8; samples 100 → 200; the claim"
+    assert fingerprint_changes(new, new, new_graybox=True) == "gray-box replay False → True"
+    assert fingerprint_changes(None, new) == "it was written by another version of dpaudit"
