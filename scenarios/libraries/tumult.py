@@ -2,7 +2,10 @@
 ``QueryBuilder`` queries — count, count_distinct, sum, average, variance, stdev, quantile, median,
 min, max, get_bounds, get_groups — ungrouped and grouped by a public ``KeySet``, under pure DP
 (Laplace, two-sided geometric), ρ-zCDP (Gaussian, discrete Gaussian) and approximate DP budgets,
-protecting ``AddOneRow`` and ``AddMaxRows``.
+protecting ``AddOneRow``, ``AddMaxRows``, ``AddMaxRowsInMaxGroups`` and ``AddRowsWithID``; and the
+transformations a query applies before its aggregation (map, flat_map, filter, select, rename, the
+replacement and dropping of NaN and infinities, join_public, bin_column and histogram, enforce,
+flat_map_by_id), views (``Session.create_view``) and ``Session.partition_and_create``.
 
 Tumult's claim is the budget a query is evaluated with: ``Session.evaluate(query, budget)`` on a
 session built with ``protected_change = AddOneRow()`` releases a ``PureDPBudget(ε)``-DP,
@@ -15,6 +18,12 @@ Each row of a dataset here is ``[x, g]``: a float value and a group g ∈ {0, 1,
 "a", "b", "c".  A release is the query's answer: one value (two for get_bounds) ungrouped; for each
 key of the ``KeySet``, whether it is in the answer and its value when grouped; for get_groups,
 whether each key is released.
+
+**Transformations.**  A transformation's stability (how many rows of its output one input row can
+change) multiplies the sensitivity the library's noise must cover: flat_map with ``max_rows=2`` and a
+join with a public table holding a key twice are 2-stable, and enforce(MaxRowsPerID(2)) bounds an id's
+rows by 2.  Each transformation row is a short query, then a count or a sum, so a stability the
+library got wrong shows as a violation of the query's budget.
 
 **Batched evaluation.**  One ``Session.evaluate`` costs seconds on Spark whatever the data's size,
 so a row of a thousand draws a side, evaluated once a draw, would take hours.  Every ungrouped
@@ -516,23 +525,6 @@ def _entries() -> list[Entry]:
         _entry("sum", "sum", bounded + [{"budget": pure, "bounds": (-10.0, 10.0)},
                                         {"budget": pure, "bounds": (0.0, 1.0), "max_rows": 2}]),
         _entry("average", "average", bounded),
-        _entry("variance", "variance", bounded[:1] + bounded[2:]),
-        _entry("stdev", "stdev", bounded[:1]),
-        _entry("quantile", "quantile", [{"budget": pure, "bounds": (0.0, 1.0), "quantile": 0.9}]),
-        _entry("median", "median", [{"budget": pure, "bounds": (-10.0, 10.0)}, {"budget": rho, "bounds": (0.0, 1.0)}]),
-        _entry("min", "min", [{"budget": pure, "bounds": (0.0, 1.0)}]),
-        _entry("max", "max", [{"budget": pure, "bounds": (0.0, 1.0)}]),
-        _entry("get_bounds", "get_bounds", [{"budget": pure}]),
-        _entry("groupby.count", "count", [{"budget": pure, "keys": ("a", "b", "c")},
-                                          {"budget": pure, "keys": ("a", "b")},
-                                          {"budget": rho, "keys": ("a", "b", "c")}],
-               api=("tmlt.analytics.QueryBuilder.groupby", "tmlt.analytics.KeySet.from_dict",
-                    "tmlt.analytics.GroupedQueryBuilder.count")),
-        _entry("groupby.sum", "sum", [{"budget": pure, "keys": ("a", "b", "c"), "bounds": (0.0, 1.0)}],
-               api=("tmlt.analytics.GroupedQueryBuilder.sum",)),
-        _entry("groupby.average", "average", [{"budget": rho, "keys": ("a", "b", "c"), "bounds": (0.0, 1.0)}],
-               api=("tmlt.analytics.GroupedQueryBuilder.average",)),
-        _entry("get_groups", "get_groups", [{"budget": ("approx", 1.0, 1e-5)}]),
         # transformations before an aggregation: their stability must enter the noise
         _entry("histogram", "count", [{"budget": pure, "bounds": (0.0, 1.0)}], transform="bin_column",
                api=("tmlt.analytics.QueryBuilder.bin_column", "tmlt.analytics.QueryBuilder.histogram")),
@@ -563,6 +555,24 @@ def _entries() -> list[Entry]:
                transform="flat_map_by_id", api=("tmlt.analytics.QueryBuilder.flat_map_by_id",)),
         _entry("AddRowsWithID.enforce", "count", [{"budget": pure, "protect": ("ids",)}], transform="enforce",
                api=("tmlt.analytics.AddRowsWithID", "tmlt.analytics.QueryBuilder.enforce")),
+        _entry("groupby.count", "count", [{"budget": pure, "keys": ("a", "b", "c")},
+                                          {"budget": pure, "keys": ("a", "b")},
+                                          {"budget": rho, "keys": ("a", "b", "c")}],
+               api=("tmlt.analytics.QueryBuilder.groupby", "tmlt.analytics.KeySet.from_dict",
+                    "tmlt.analytics.GroupedQueryBuilder.count")),
+        _entry("groupby.sum", "sum", [{"budget": pure, "keys": ("a", "b", "c"), "bounds": (0.0, 1.0)}],
+               api=("tmlt.analytics.GroupedQueryBuilder.sum",)),
+        _entry("groupby.average", "average", [{"budget": rho, "keys": ("a", "b", "c"), "bounds": (0.0, 1.0)}],
+               api=("tmlt.analytics.GroupedQueryBuilder.average",)),
+        _entry("get_groups", "get_groups", [{"budget": ("approx", 1.0, 1e-5)}]),
+        # the costlier aggregations (a Python call per group, or per group and bin)
+        _entry("variance", "variance", bounded[:1] + bounded[2:]),
+        _entry("stdev", "stdev", bounded[:1]),
+        _entry("quantile", "quantile", [{"budget": pure, "bounds": (0.0, 1.0), "quantile": 0.9}]),
+        _entry("median", "median", [{"budget": pure, "bounds": (-10.0, 10.0)}, {"budget": rho, "bounds": (0.0, 1.0)}]),
+        _entry("min", "min", [{"budget": pure, "bounds": (0.0, 1.0)}]),
+        _entry("max", "max", [{"budget": pure, "bounds": (0.0, 1.0)}]),
+        _entry("get_bounds", "get_bounds", [{"budget": pure}]),
     ]
 
 

@@ -158,9 +158,10 @@ def test_a_transformation_whose_stability_the_noise_ignores_is_refuted(lib, tmp_
     """A count after a 2-stable transformation (flat_map to two rows, a join on a key the public table
     holds twice, a view of that flat_map, ids truncated to two rows) moves by 2 on one pair; with noise
     of the 1-stable scale (Laplace, scale 1/ε = 1) the privacy loss is 2ε, so the event "count ≥ its
-    value on the smaller dataset + 2" has probability ≈ 0.70 against ≈ 0.11 — about ln(0.70/0.11) ≈ 1.8
-    of certified ε at 500 draws a side, beyond the claim of 1 (binomial intervals at 95%).  With the
-    stability in the noise the claim holds and is refuted with probability at most 0.05."""
+    value on the smaller dataset + 2" has probability ≈ 0.70 against ≈ 0.11, ln(0.70/0.11) ≈ 1.8 > 1;
+    at 500 draws a side the binomial intervals (95%, over the row's pairs) leave about 1.35 certified,
+    beyond the claim of 1.  With the stability in the noise the claim holds and is refuted with
+    probability at most 0.05."""
     fake.FLAGS["stability"] = stability
     case = _case(lib, name, budget=("pure", 1.0))
     case.mechanism.batch.per_call = 600  # the fill size is a cost knob only (the small budget draws 500)
