@@ -54,7 +54,7 @@ def test_every_case_releases_on_the_fake_plainly_and_batched_with_its_declared_w
             assert not out[:, -1].any(), f"{case.key} raised on {pair.label}"
     coverage = lib.coverage(entries)
     assert coverage.unaccounted == (), coverage.unaccounted
-    assert coverage.fraction >= 0.5
+    assert coverage.fraction >= 0.9  # the target: 51 of the 52 DP entries (join_private left out)
 
 
 def test_batches_evaluate_a_case_once_and_serve_each_draw_once(lib):
