@@ -311,15 +311,21 @@ class Batches:
 
     def __init__(self, params: Mapping[str, Any], datasets: tuple, per_call: int = 2_100) -> None:
         self.params = dict(params)
-        self.datasets = tuple(np.asarray(d, dtype=np.float64) for d in datasets)
+        self.datasets = tuple(self._rows(d) for d in datasets)
         self.per_call = int(per_call)
         self._pool: dict = {}
+        self._other: dict = {}
 
     def __getstate__(self) -> dict:
         return {"params": self.params, "datasets": self.datasets, "per_call": self.per_call}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _pool={})
+        self.__dict__.update(state, _pool={}, _other={})
+
+    @staticmethod
+    def _rows(data: Any) -> np.ndarray:
+        """The dataset as rows [x, g] (an empty table read back from a report has shape (0,))."""
+        return np.asarray(data, dtype=np.float64).reshape(-1, 2)
 
     @staticmethod
     def _key(data: np.ndarray) -> bytes:
@@ -327,7 +333,7 @@ class Batches:
 
     def _fill(self, wanted: Mapping[bytes, int]) -> None:
         order = [k for k, n in wanted.items() if n > 0]
-        stored = {self._key(d): d for d in self.datasets}
+        stored = {**self._other, **{self._key(d): d for d in self.datasets}}
         found = draws([stored[k] for k in order], [wanted[k] for k in order], **self.params)
         start = 0
         for key in order:
@@ -335,7 +341,9 @@ class Batches:
             start += wanted[key]
 
     def __call__(self, data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        key = self._key(np.asarray(data, dtype=np.float64))
+        data = self._rows(data)
+        key = self._key(data)
+        self._other.setdefault(key, data)  # a dataset outside the case's pairs is drawn on demand
         if not self._pool:
             counts: dict = {}
             for d in self.datasets:

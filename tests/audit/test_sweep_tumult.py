@@ -169,3 +169,13 @@ def test_a_transformation_whose_stability_the_noise_ignores_is_refuted(lib, tmp_
     record = audit_row(row, library="tumult", version=None, out=tmp_path, checkpoints=False)
     assert record.get("status") != "error", record.get("error")
     assert record["verdict"] == verdict, (record.get("witness"), record.get("epsilon_lb"))
+
+
+def test_batches_draw_on_a_dataset_given_in_another_shape_or_outside_the_case(lib):
+    """The reproduction script's writer reads the witness pair back from the report, where the empty
+    table is a list of no rows (shape (0,)): the batch must draw on it as on the empty table."""
+    case = _case(lib, "sum", budget=("rho", 0.5), bounds=(0.0, 1.0))
+    case.mechanism.batch.per_call = 5
+    empty = case.mechanism(np.zeros((0,)), 4, np.random.default_rng(0))
+    other = case.mechanism(np.array([[0.25, 1.0]] * 7), 4, np.random.default_rng(0))  # in no pair of the case
+    assert empty.shape == other.shape == (4, case.mechanism.output_dim) and not empty[:, -1].any()
