@@ -74,15 +74,17 @@ TARGET_MIN = 30.0
 
 def timing_note(t: dict) -> str:
     """Whether a sweep met :data:`TARGET_MIN`, and if only its wall time missed it, why: the CPU time of
-    the sweep and its workers bounds the wall time of its ``jobs`` workers on an idle 2-core machine."""
+    the sweep and its workers bounds the wall time of its ``jobs`` workers on an idle 2-core machine.
+    The reason is the machine's load unless the row's ``wall_reason`` names another."""
     wall, cpu, jobs = t["wall_s"] / 60, t["cpu_s"] / 60, max(int(str(t["jobs"]).split(",")[0]), 1)
     if t.get("finished") is False:
         return f"not finished: {t.get('note') or 'interrupted'}"
     if wall <= TARGET_MIN:
         return "met"
     if cpu / min(jobs, 2) <= TARGET_MIN:
-        return (f"wall time over it from the shared machine's load (load average {t['load_before']:.0f} to "
-                f"{t['load_after']:.0f} on 2 cores); CPU {cpu:.1f} min, within it")
+        why = t.get("wall_reason") or (f"the shared machine's load (load average {t['load_before']:.0f} to "
+                                       f"{t['load_after']:.0f} on 2 cores)")
+        return f"wall time over it from {why}; CPU {cpu:.1f} min, within it"
     return f"not met: {cpu:.1f} min of CPU on {min(jobs, 2)} core(s)" + (f"; {t['note']}" if t.get("note") else "")
 
 

@@ -54,7 +54,7 @@ def test_every_case_releases_on_the_fake_plainly_and_batched_with_its_declared_w
             assert not out[:, -1].any(), f"{case.key} raised on {pair.label}"
     coverage = lib.coverage(entries)
     assert coverage.unaccounted == (), coverage.unaccounted
-    assert coverage.fraction >= 0.5
+    assert coverage.fraction >= 0.9  # the issue's target: 51 of the 52 DP entries (join_private left out)
 
 
 def test_batches_evaluate_a_case_once_and_serve_each_draw_once(lib):
@@ -109,3 +109,73 @@ def test_sum_without_clamping_is_refuted_and_the_clamped_sum_is_not(lib, tmp_pat
     assert record["verdict"] == verdict, (record.get("witness"), record.get("statistic"), record.get("epsilon_lb"))
     if not clamp:
         assert record["witness"]["pair"] in ("add a row at 1e300", "add a row beyond high (clamped)")
+
+
+def _exact(case, data):
+    """The plain release of ``case`` on ``data`` at ε = 1e9: the noise (Laplace of scale ≤ 2e-9, then
+    rounded or snapped to 2^-10) vanishes, so the release is the transformation's exact answer."""
+    catalogue = sys.modules["scenarios.libraries.tumult"]
+    return catalogue.release(data, None, **{**case.release_params, "budget": ("pure", 1e9)})
+
+
+def _case(lib, name, **point):
+    return next(c for e in lib.entries() if e.name == name for c in e.cases()
+                if all(c.params.get(k) == v for k, v in point.items()))
+
+
+ROWS = np.array([[0.2, 0.0], [0.9, 0.0], [np.nan, 1.0], [np.inf, 1.0], [0.7, 2.0]])  # a: 0.2, 0.9; b: NaN, inf; c: 0.7
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("histogram", [1.0, 1.0, 1.0, 2.0, 0.0]),  # bins [0, .5] ∋ 0.2 and (.5, 1] ∋ 0.9, 0.7; NaN, inf in none
+    ("map", [2.4, 0.0]),  # y = 2x: 0.4, 1.8, 1.4 clamped to [0, 1] (NaN and inf dropped)
+    ("flat_map", [10.0, 0.0]),  # each of the 5 rows twice
+    ("filter", [1.6, 0.0]),  # x > 0.5: 0.9, 0.7 and inf (dropped by the sum)
+    ("select.rename", [1.8, 0.0]),  # 0.2 + 0.9 + 0.7 (NaN and inf dropped)
+    ("replace_null_and_nan.replace_infinity", [3.8, 0.0]),  # NaN and inf replaced by high = 1
+    ("drop_null_and_nan.drop_infinity", [3.0, 0.0]),  # the NaN and inf rows dropped
+    ("join_public", [7.0, 0.0]),  # key a twice in the public table: 2·2 + 2 (b) + 1 (c)
+    ("create_view", [10.0, 0.0]),  # the view is the flat_map: each row twice
+    ("partition_and_create", [1.0, 2.0, 1.0, 2.0, 0.0]),  # parts a and b; the row in c in neither
+    ("AddMaxRowsInMaxGroups", [1.0, 2.0, 1.0, 2.0, 1.0, 1.0, 0.0]),  # grouped by a, b, c
+])
+def test_each_transformation_row_releases_its_exact_answer_when_the_noise_vanishes(lib, name, expected):
+    out = _exact(_case(lib, name, budget=("pure", 1.0)), ROWS)
+    assert np.allclose(out, expected, atol=1e-3), (name, out)
+
+
+@pytest.mark.parametrize("name, expected", [("AddRowsWithID.enforce", 3.0),  # id a: 3 rows kept as 2, id c: 1
+                                            ("AddRowsWithID.flat_map_by_id", 4.0)])  # a: 6 → 2, c: 2 → 2
+def test_ids_are_truncated_to_max_rows_per_id(lib, name, expected):
+    rows = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.5, 2.0]])
+    assert np.allclose(_exact(_case(lib, name), rows), [expected, 0.0])
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", ["flat_map", "join_public", "create_view", "AddRowsWithID.enforce"])
+@pytest.mark.parametrize("stability, verdict", [(False, "VIOLATED"), (True, "NOT_REFUTED")])
+def test_a_transformation_whose_stability_the_noise_ignores_is_refuted(lib, tmp_path, name, stability, verdict):
+    """A count after a 2-stable transformation (flat_map to two rows, a join on a key the public table
+    holds twice, a view of that flat_map, ids truncated to two rows) moves by 2 on one pair; with noise
+    of the 1-stable scale (Laplace, scale 1/ε = 1) the privacy loss is 2ε, so the event "count ≥ its
+    value on the smaller dataset + 2" has probability ≈ 0.70 against ≈ 0.11, ln(0.70/0.11) ≈ 1.8 > 1;
+    at 500 draws a side the binomial intervals (95%, over the row's pairs) leave about 1.35 certified,
+    beyond the claim of 1.  With the stability in the noise the claim holds and is refuted with
+    probability at most 0.05."""
+    fake.FLAGS["stability"] = stability
+    case = _case(lib, name, budget=("pure", 1.0))
+    case.mechanism.batch.per_call = 600  # the fill size is a cost knob only (the small budget draws 500)
+    row, = plan_rows((case,), library="tumult", budget="small", confidence=0.95, seed=2026)
+    record = audit_row(row, library="tumult", version=None, out=tmp_path, checkpoints=False)
+    assert record.get("status") != "error", record.get("error")
+    assert record["verdict"] == verdict, (record.get("witness"), record.get("epsilon_lb"))
+
+
+def test_batches_draw_on_a_dataset_given_in_another_shape_or_outside_the_case(lib):
+    """The reproduction script's writer reads the witness pair back from the report, where the empty
+    table is a list of no rows (shape (0,)): the batch must draw on it as on the empty table."""
+    case = _case(lib, "sum", budget=("rho", 0.5), bounds=(0.0, 1.0))
+    case.mechanism.batch.per_call = 5
+    empty = case.mechanism(np.zeros((0,)), 4, np.random.default_rng(0))
+    other = case.mechanism(np.array([[0.25, 1.0]] * 7), 4, np.random.default_rng(0))  # in no pair of the case
+    assert empty.shape == other.shape == (4, case.mechanism.output_dim) and not empty[:, -1].any()
