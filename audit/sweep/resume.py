@@ -127,7 +127,9 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
         elif not engine:
             reasons.append(f"its saved row audited nothing ({saved.get('error') or 'ERROR'})"[:200])
         script = (saved.get("repro") or {}).get("path")
-        for path in (out / "rows" / f"{slug}.json", out / script if script else None):
+        # The script first: cut off between the two moves, the record left in place still names it
+        # and the next resume moves it; cut off the other way, the row's re-audit would overwrite it.
+        for path in (out / script if script else None, out / "rows" / f"{slug}.json"):
             if path is not None and (moved_to := set_aside(path, out)) is not None:
                 moved.append(moved_to)
     if checkpoint.is_file():

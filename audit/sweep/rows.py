@@ -25,6 +25,7 @@ from ..checkpoint import write_atomic
 from ..engine import ENGINE_VERSION, run_audit
 from ..errors import CheckpointError, MechanismError
 from ..render.text import claim_label
+from ..render.witness import pair_statistic
 from ..settings import AuditSettings
 from .plan import PlannedRow
 from .resume import key_changes, set_aside
@@ -101,11 +102,9 @@ def witness_summary(report: dict) -> dict:
         pair, event = report["violations"][0].get("pair"), report["violations"][0].get("message")
     else:
         pair, event = report.get("worst_pair"), None
-    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
-    stats = (report.get("statistic") or {}).get("pairs") or []
     choice = None
-    if pair in labels and labels.index(pair) < len(stats):
-        info = stats[labels.index(pair)]
+    info = pair_statistic(report, pair) if pair is not None else None
+    if info is not None:
         choice = info.get("auto_choice") or info.get("coordinates_choice") or info.get("kind")
         names = info.get("lanes") or []
         if 0 < lane < len(names):  # the event is a threshold of an alternate lane's statistic

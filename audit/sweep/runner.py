@@ -41,6 +41,7 @@ from scenarios.libraries import NotInRelease, missing_api
 from scenarios.libraries import library as find_library
 
 from ..checkpoint import write_atomic
+from ..render.witness import pair_statistic
 from ..settings import AuditSettings
 from ..executor import quiet_abandoned_tasks
 from ..version import __version__
@@ -171,12 +172,9 @@ def _projections(record: dict, label: str) -> list:
     """The weight vectors of the linear statistics the audit trained for the witness pair, if any:
     its chosen statistic's and its alternate lanes' (:mod:`audit.statistics.lanes`), whose event
     the report may certify instead."""
-    report = record.get("report") or {}
-    labels = [p.get("label") for p in report.get("scenario", {}).get("pairs", [])]
-    stats = (report.get("statistic") or {}).get("pairs") or []
-    if label not in labels or labels.index(label) >= len(stats):
+    entry = pair_statistic(record.get("report") or {}, label)
+    if entry is None:
         return []
-    entry = stats[labels.index(label)]
     return [statistic["weights"] for statistic in [entry, *(entry.get("alternates") or [])] if statistic.get("weights")]
 
 

@@ -77,6 +77,12 @@ class VectorizedMechanism(ReferenceTruth):
         """True if a fixed ``rng`` fixes the samples (``fn`` takes its seed from ``rng``)."""
         return self.seed_keyword is not None
 
+    @property
+    def vectorized(self) -> bool:
+        """False: each row is its own call of ``fn``, so no random call's leading dimension stands
+        for the rows (a gray-box replay must not scale noise per row, :mod:`audit.graybox`)."""
+        return False
+
     def __call__(self, dataset: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Call ``fn`` ``size`` times on ``dataset``; return a ``(size, k)`` float64 array.
 

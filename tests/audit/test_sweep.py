@@ -399,6 +399,23 @@ def test_the_script_and_the_witness_read_a_pairs_statistic_from_the_audited_pair
     assert statistic_lines(report, "c")[0] == "one output coordinate's own statistic"  # the record of c, not a's linear one
 
 
+def test_the_rows_witness_statistic_and_the_scripts_projections_read_the_audited_pairs_too():
+    """The sweep table's witness statistic and the weights a reproduction script tries are the record
+    of the witness pair among the audited pairs: pair "c" (second audited, third in the scenario)."""
+    from audit.sweep.rows import witness_summary
+    from audit.sweep.runner import _projections
+
+    records = [{"kind": "linear", "auto_choice": "linear", "weights": [1.0, 0.0]},
+               {"kind": "linear", "auto_choice": "binned", "weights": [0.0, 1.0]}]
+    report = {"pairs": [{"label": "a", "also_covers": ["b"]}, {"label": "c"}],
+              "scenario": {"pairs": [{"label": "a"}, {"label": "b"}, {"label": "c"}]},
+              "statistic": {"option": "auto", "pairs": records},
+              "evidence": [{"pair": "c", "event": "<w, output> >= 1"}],
+              "witness": {"headline": "epsilon", "epsilon": {"evidence": 0}}}
+    assert witness_summary(report) == {"pair": "c", "event": "<w, output> >= 1", "statistic": "auto: binned"}
+    assert _projections({"report": report}, "c") == [[0.0, 1.0]] and _projections({"report": report}, "b") == []
+
+
 # -- known issues linked by what the witness reads, and the budget of a slow pipeline ---------------
 def test_an_issue_is_linked_to_a_violated_row_whose_witness_statistic_names_it():
     from audit.sweep.rows import linked_known

@@ -159,3 +159,33 @@ def test_set_aside_never_overwrites_an_earlier_file_and_changes_are_named(tmp_pa
     assert fingerprint_changes(old, new) == "engine 7 → 8; samples 100 → 200; the claim"
     assert fingerprint_changes(new, new, new_graybox=True) == "gray-box replay False → True"
     assert fingerprint_changes(None, new) == "it was written by another version of dpaudit"
+
+
+def test_a_resume_cut_off_while_setting_aside_a_row_loses_neither_its_record_nor_its_script(tmp_path, monkeypatch):
+    import audit.sweep.resume as resume
+
+    new = json.dumps({"engine": "8", "samples": 200})
+    saved = {"fingerprint": json.dumps({"engine": "7", "samples": 200}), "repro": {"path": "repro/row.py"}}
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "repro").mkdir()
+    (tmp_path / "rows" / "row.json").write_text(json.dumps(saved))
+    (tmp_path / "repro" / "row.py").write_text("old script")
+    moves = []
+
+    def cut_after_one(path, out):  # the process dies after the first file is moved
+        if moves:
+            raise KeyboardInterrupt
+        moves.append(path)
+        return set_aside(path, out)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(resume, "set_aside", cut_after_one)
+        with pytest.raises(KeyboardInterrupt):
+            resume.prepare_row(tmp_path, "row", new, False, saved)
+    # The next resume reads the record still in place (or none) and sets aside what is left.
+    left = tmp_path / "rows" / "row.json"
+    note = resume.prepare_row(tmp_path, "row", new, False, json.loads(left.read_text()) if left.is_file() else None)
+    assert (tmp_path / "superseded" / "repro" / "row.py").read_text() == "old script"
+    assert json.loads((tmp_path / "superseded" / "rows" / "row.json").read_text()) == saved
+    assert not (tmp_path / "repro" / "row.py").exists() and not left.exists()
+    assert note is not None and note["superseded"] == ["superseded/rows/row.json"]

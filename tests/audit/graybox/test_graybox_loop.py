@@ -47,3 +47,18 @@ def test_a_release_per_row_is_not_scaled_per_row_and_its_replay_on_d_reproduces_
     scaled, _ = execute(MECHANISM, BASE, DEFAULT_ROWS, seed=5, source=record, lam=LAMBDA,
                         scaled_rows=slice(DEFAULT_ROWS // 2, DEFAULT_ROWS))
     assert not np.array_equal(scaled.output[: DEFAULT_ROWS // 2], record.output[: DEFAULT_ROWS // 2])
+
+
+def test_a_vectorized_callable_is_a_release_per_row_too():
+    """``vectorize`` calls the user's function once per row: its batch of DEFAULT_ROWS draws is not
+    scaled per row either (the replay raised "not replayable" when it was)."""
+    from mechanisms.adapters.vectorize import vectorize
+
+    def one(data, seed):
+        noise = np.random.default_rng(seed).normal(0.0, 1.0, (DEFAULT_ROWS, WIDTH))
+        return float(np.sum(data)) + float(noise.mean())
+
+    mechanism = vectorize(one, name="toy.fit", claim=ApproxDP(1.0, 1e-5), seed_keyword="seed")
+    assert not mechanism.vectorized
+    check = check_pair(mechanism, BASE, NEIGHBOUR, mechanism.claim, label="add one", seed=3)
+    assert check.rows == DEFAULT_ROWS and check.executions > 1
