@@ -194,6 +194,12 @@ class TorchTraining(PoissonGaussianTruth):
         return 2 * self.observed_steps
 
     @property
+    def vectorized(self) -> bool:
+        """False: each output row is its own training run, so no random call's leading dimension
+        stands for the rows (a gray-box replay must not scale noise per row, :mod:`audit.graybox`)."""
+        return False
+
+    @property
     def name(self) -> str:
         trainer = self.label or getattr(self.train, "label", getattr(self.train, "__name__", "train"))
         model = self.model if isinstance(self.model, str) else getattr(self.model, "__name__", "model")

@@ -273,6 +273,12 @@ class UserTraining:
         return getattr(self, "_q", None)
 
     @property
+    def vectorized(self) -> bool:
+        """False: each output row is its own training run, so no random call's leading dimension
+        stands for the rows (a gray-box replay must not scale noise per row, :mod:`audit.graybox`)."""
+        return False
+
+    @property
     def name(self) -> str:
         n, p = self._numpy[0].shape
         view = "score " + _name(self.score) if self.score is not None else self.view
