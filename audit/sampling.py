@@ -286,11 +286,13 @@ _PILOT_CAP = _BIG / 4
 
 
 def _finite(values: np.ndarray) -> np.ndarray:
-    """An alternate lane's scores made finite by a fixed monotone map (±inf to ±a quarter of the
-    largest float, so that differences of scores stay finite; NaN to the lowest): a statistic of
-    huge outputs (a linear projection of 1e300) may overflow where the primary one does not, and a
-    fixed map of a statistic is a statistic, so the events stay valid."""
-    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-_BIG, posinf=_BIG, neginf=-_BIG)
+    """An alternate lane's scores made finite by a fixed monotone map (clipped to ±a quarter of the
+    largest float, ±inf included, so that differences of scores stay finite; NaN to the lowest): a
+    statistic of huge outputs (a linear projection of 1e300) may overflow where the primary one does
+    not, and a fixed map of a statistic is a statistic, so the events stay valid.  Clipping keeps
+    the map monotone: a finite score beyond the clip ties with +inf instead of passing it."""
+    scores = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-_BIG, posinf=_BIG, neginf=-_BIG)
+    return np.clip(scores, -_BIG, _BIG)
 
 
 def _reduce_alternate(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):

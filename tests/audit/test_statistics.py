@@ -272,6 +272,9 @@ def test_an_alternate_lanes_overflow_is_mapped_to_finite_scores_not_an_error():
     scores = _finite(np.array([np.inf, -np.inf, np.nan, 1.0]))
     assert np.isfinite(scores).all() and np.isfinite(scores[0] - scores[1])
     assert scores[2] <= scores[1] < scores[3] < scores[0]
+    # monotone on the finite floats too: one beyond the clip ties with +inf instead of passing it
+    huge = _finite(np.array([1e307, 1e308, np.inf, -1e308, -np.inf]))
+    assert np.all(np.diff(huge[:3]) >= 0) and huge[1] == huge[2] and huge[3] == huge[4]
 
 
 def test_an_alternate_lanes_pilot_places_its_bins_on_its_finite_scores():
