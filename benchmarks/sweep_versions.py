@@ -34,6 +34,11 @@ Targets:
   1.0.6): ``DPcovariance.release`` clipped the data to the bounds, then computed the covariance of
   the raw data, with noise calibrated to the bounds; an outlier beyond them moves cov(x, x) without
   limit.  The target row is the grid point ``epsilon=1.0``.
+- **OpenDP 0.3.0 → 0.4.0, make_base_stability** (the 0.4.0 changelog's *Security* entry: it
+  "underestimated the sensitivity of queries"; removed for ``make_base_ptr``).  Its check accepts
+  ``scale ≥ d_in/(ε n)``, noise n times too small for counts that move by 1: after ``make_count_by``
+  on 10 records, one replaced, it claims (1.0006, 1e-6) where the two changed counts give ε = 10.
+  The fixed release must report the entry "not in this release".
 - **diffprivlib 0.4.1 → 0.5.0, Wishart** (IBM/differential-privacy-library#42): the Wishart
   mechanism adds a Wishart matrix G Gᵀ to a second-moment matrix; the noise is positive definite, so
   a release below A + x xᵀ in x's direction comes only from the dataset without x, with
@@ -100,6 +105,9 @@ TARGETS = (
            only_point=True),
     Target("smartnoise-synth", "1.0.5", "1.0.6", "models.DPcovariance", "epsilon=1.0",
            "opendp/smartnoise-sdk#622, fixed by #624 in 1.0.6 (the covariance clipped the data, then used the raw data)"),
+    Target("opendp", "0.3.0", "0.4.0", "measurements.make_base_stability", "n=10",
+           "OpenDP 0.4.0 changelog, Security: make_base_stability underestimated the sensitivity of queries; "
+           "removed in 0.4.0 for make_base_ptr", removed=True),
     Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
            "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
            removed=True),

@@ -1,11 +1,11 @@
-"""The OpenDP catalogue for releases before ``opendp.prelude`` (0.4 to 0.7): the same library name,
+"""The OpenDP catalogue for releases before ``opendp.prelude`` (0.3 to 0.7): the same library name,
 swept through the API those releases have.
 
-Releases 0.4–0.7 build measurements from ``opendp.meas`` (``opendp.measurements`` in 0.7) with a
+Releases 0.3–0.7 build measurements from ``opendp.meas`` (``opendp.measurements`` in 0.7) with a
 carrier domain string (``D="AllDomain<f64>"``) instead of domain objects, behind
 ``enable_features("contrib", "floating-point")``.  A case's claim is the release's own statement,
 never a formula of ours: from 0.5 the privacy map ``map(d_in)`` read by its output measure (ε,
-ρ for the zCDP Gaussian of 0.5–0.7, an ε(δ) curve at δ₀ = 1e-6); in 0.4, which has no map, the
+ρ for the zCDP Gaussian of 0.5–0.7, an ε(δ) curve at δ₀ = 1e-6); in 0.3 and 0.4, which have no map, the
 smallest ε (at δ₀ for a smoothed measure) that ``check(d_in, d_out)`` accepts, by bisection to
 1e-9 relative, rounded up (:func:`claimed_epsilon`).
 
@@ -38,7 +38,7 @@ from .catalogue import Case, Entry, Library, NotInRelease
 from .families import row_pairs, value_pairs
 from .registry import register_library
 
-__all__ = ["LIBRARY", "release", "claimed_epsilon", "entries", "public_api"]
+__all__ = ["LIBRARY", "release", "release_counts", "claimed_epsilon", "entries", "public_api"]
 
 REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
 #: δ at which a smoothed (ε(δ), δ) measure is stated as one (ε, δ) claim.
@@ -51,7 +51,7 @@ def _module(*names: str):
             return importlib.import_module(name)
         except ImportError:
             continue
-    raise ImportError(f"none of {names} imports: OpenDP is older than 0.4, which this catalogue does not know")
+    raise ImportError(f"none of {names} imports: OpenDP is older than 0.3, which this catalogue does not know")
 
 
 if importlib.util.find_spec("opendp") is not None and importlib.util.find_spec("opendp.prelude") is not None:
@@ -81,8 +81,10 @@ def measurement(name, **params):
         chain = params.pop("chain", None)
         bounds = params.pop("bounds_in", None)
         size = params.pop("size", None)
-        built = getattr(meas, name)(**params)
-        if chain == "bounded_sum":
+        built = getattr(meas, name)(**(dict(params, size=size) if chain == "count_by" else params))
+        if chain == "count_by":
+            built = trans.make_count_by(size=size, MO=params["MI"], TIA=params["TIK"], TOA=params["TIC"]) >> built
+        elif chain == "bounded_sum":
             built = trans.make_bounded_sum(bounds=bounds) >> built
         elif chain == "sized_bounded_mean":
             built = trans.make_sized_bounded_mean(size=size, bounds=bounds) >> built
@@ -97,6 +99,13 @@ def release(data, random_state, *, name, input, **params):
     arg = {"float": lambda: float(values[0]), "int": lambda: int(values[0]), "bool": lambda: bool(values[0]),
            "floats": lambda: [float(v) for v in values]}[input]()
     return [float(measurement(name, **params)(arg))]
+
+
+def release_counts(data, random_state, *, keys, **params):
+    """One release of a count-by chain on the records ``keys[data[i]]``: each key's released count,
+    0 where the key is not released (a released count is above a positive threshold)."""
+    out = measurement(**params)([keys[int(v)] for v in np.ravel(data)])
+    return [float(out.get(key, 0.0)) for key in keys]
 
 
 def _batch(params, data, size, rng):
@@ -163,6 +172,8 @@ def _claim(built, d_in, relation: Relation, smoothed: bool, measure: str = ""):
 #: Documented issues these releases have, fixed in 0.5.0 (its changelog).
 PRECISION = ("OpenDP 0.5.0 changelog, Security: float Laplace and Gaussian replaced to address precision-based "
              "attacks (Haney et al. 2022); fixed in 0.5.0")
+STABILITY = ("OpenDP 0.4.0 changelog, Security: make_base_stability underestimated the sensitivity of queries "
+             "(its check divides d_in by n); removed in 0.4.0 for make_base_ptr")
 OPENDP_480 = "opendp/opendp#480 (randomized response on booleans lies with probability (1 - p)/2; fixed by #481 in 0.5.0)"
 
 
@@ -217,6 +228,29 @@ def _chain(point):
     return _case("chains", point, params, 1, pairs, rows=True, relation=ADD_REMOVE)
 
 
+def _stability(point):
+    """0.3's stability histogram after ``make_count_by`` on n records (one replaced: symmetric
+    distance 2).  Its check accepts ``scale ≥ d_in/(ε n)``, a noise n times too small for counts
+    that move by 1: at n = 10, scale 0.2, the two counts that change give ε = 10 where it claims 1."""
+    n = point["n"]
+    params = {"name": "make_base_stability", "chain": "count_by", "size": n, "scale": point["scale"],
+              "threshold": point["threshold"], "MI": "L1Distance<f64>", "TIK": "String", "TIC": "u32"}
+    try:
+        built = measurement(**params)
+    except (AttributeError, TypeError) as exc:
+        raise NotInRelease(f"make_base_stability: {exc}") from None
+    claim = _claim(built, 2, REPLACE, smoothed=True)
+    base = [1.0] * (n // 2 - 1) + [0.0] * (n - n // 2 + 1)
+    pairs = row_pairs(base, [([1.0], "last a → b (counts 6/4 → 5/5)")], REPLACE)
+    label = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    params = dict(params, keys=("a", "b"))
+    mechanism = LibraryRelease(release_counts, params, f"opendp.measurements.make_base_stability({label})", claim, 3,
+                               deterministic=False)
+    return Case("measurements.make_base_stability", label, dict(point, d_in=2), mechanism, claim,
+                _scenario.from_pairs(pairs, REPLACE), release_counts, params, "query", statistic="coordinates",
+                layout=(("count of a", None), ("count of b", None)), known=STABILITY)
+
+
 def entries() -> tuple[Entry, ...]:
     m, t = meas.__name__ + ".", trans.__name__ + "."
     text = "{}: the smallest ε that Measurement.check accepts at d_in, in the installed release"
@@ -235,6 +269,9 @@ def entries() -> tuple[Entry, ...]:
               text.format(m + "make_base_geometric"), REPLACE, ({"scale": 1.0},), _noise("make_base_geometric", "int")),
         Entry("measurements.make_randomized_response_bool", (m + "make_randomized_response_bool",), "measurement",
               text.format(m + "make_randomized_response_bool"), REPLACE, ({"prob": 0.75},), _rr_bool),
+        Entry("measurements.make_base_stability", (m + "make_base_stability",), "measurement",
+              text.format(t + "make_count_by >> " + m + "make_base_stability") + " (at δ = 1e-6; symmetric "
+              "distance 2, one record replaced)", REPLACE, ({"n": 10, "scale": 0.2, "threshold": 3.0},), _stability),
         Entry("chains", (t + "make_bounded_sum",), "combinator",
               text.format(t + "make_bounded_sum >> " + m + "make_base_laplace") + " (symmetric distance 1)",
               ADD_REMOVE, ({"kind": "bounded_sum", "scale": 1.0},), _chain),
