@@ -39,6 +39,11 @@ Targets:
   ``scale ≥ d_in/(ε n)``, noise n times too small for counts that move by 1: after ``make_count_by``
   on 10 records, one replaced, it claims (1.0006, 1e-6) where the two changed counts give ε = 10.
   The fixed release must report the entry "not in this release".
+- **OpenDP 0.3.0 → 0.4.0, the integer sized bounded sum** (the 0.4.0 changelog's *Security* entry:
+  "fixed integer truncation issue in the sized bounded sum privacy relation").  0.3's stability
+  constant (upper − lower)/2 is computed in the integer type, so on bounds [0, 1] it is 0 and the
+  chain with ``make_base_geometric`` accepts any ε (its claim is read at the floor, 1e-6) while one
+  record 0 → 1 moves the sum by 1.  The target row is ``kind=sized_bounded_sum``, swept alone.
 - **diffprivlib 0.4.1 → 0.5.0, Wishart** (IBM/differential-privacy-library#42): the Wishart
   mechanism adds a Wishart matrix G Gᵀ to a second-moment matrix; the noise is positive definite, so
   a release below A + x xᵀ in x's direction comes only from the dataset without x, with
@@ -108,6 +113,9 @@ TARGETS = (
     Target("opendp", "0.3.0", "0.4.0", "measurements.make_base_stability", "n=10",
            "OpenDP 0.4.0 changelog, Security: make_base_stability underestimated the sensitivity of queries; "
            "removed in 0.4.0 for make_base_ptr", removed=True),
+    Target("opendp", "0.3.0", "0.4.0", "chains.sized", "kind=sized_bounded_sum",
+           "OpenDP 0.4.0 changelog, Security: fixed integer truncation issue in the sized bounded sum privacy relation",
+           only_point=True),
     Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
            "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
            removed=True),

@@ -43,6 +43,8 @@ __all__ = ["LIBRARY", "release", "release_counts", "claimed_epsilon", "entries",
 REPLACE, ADD_REMOVE = Relation.REPLACE, Relation.ADD_REMOVE
 #: δ at which a smoothed (ε(δ), δ) measure is stated as one (ε, δ) claim.
 PROFILE_DELTA = 1e-6
+#: The smallest ε a claim is read at: a check that accepts it (a stability of 0) claims at least that.
+EPSILON_FLOOR = 1e-6
 
 
 def _module(*names: str):
@@ -88,6 +90,8 @@ def measurement(name, **params):
             built = trans.make_bounded_sum(bounds=bounds) >> built
         elif chain == "sized_bounded_mean":
             built = trans.make_sized_bounded_mean(size=size, bounds=bounds) >> built
+        elif chain == "sized_bounded_sum":
+            built = trans.make_sized_bounded_sum(size=size, bounds=bounds, T="i32") >> built
         _CACHE[key] = built
     return _CACHE[key]
 
@@ -97,7 +101,7 @@ def release(data, random_state, *, name, input, **params):
     ``random_state`` is unused)."""
     values = np.ravel(data)
     arg = {"float": lambda: float(values[0]), "int": lambda: int(values[0]), "bool": lambda: bool(values[0]),
-           "floats": lambda: [float(v) for v in values]}[input]()
+           "floats": lambda: [float(v) for v in values], "ints": lambda: [int(v) for v in values]}[input]()
     return [float(measurement(name, **params)(arg))]
 
 
@@ -123,12 +127,15 @@ def _batch(params, data, size, rng):
 # -- claims --------------------------------------------------------------------------------------------
 def claimed_epsilon(built, d_in, delta=None) -> float:
     """The smallest ε with ``built.check(d_in, ε)`` (or ``(ε, delta)``) true, by bisection to 1e-9
-    relative, rounded up: the release's own claim.  Raises ValueError if no ε up to 1e6 passes."""
+    relative, rounded up: the release's own claim; :data:`EPSILON_FLOOR` when the release accepts
+    that (it then claims at least that much).  Raises ValueError if no ε up to 1e6 passes."""
     def accepts(epsilon: float) -> bool:
         try:
             return bool(built.check(d_in, epsilon if delta is None else (epsilon, delta)))
         except Exception:  # noqa: BLE001 - a release that refuses the distance accepts nothing
             return False
+    if accepts(EPSILON_FLOOR):
+        return EPSILON_FLOOR
     high = 1.0
     while not accepts(high):
         high *= 2.0
@@ -174,6 +181,8 @@ PRECISION = ("OpenDP 0.5.0 changelog, Security: float Laplace and Gaussian repla
              "attacks (Haney et al. 2022); fixed in 0.5.0")
 STABILITY = ("OpenDP 0.4.0 changelog, Security: make_base_stability underestimated the sensitivity of queries "
              "(its check divides d_in by n); removed in 0.4.0 for make_base_ptr")
+SIZED_SUM = ("OpenDP 0.4.0 changelog, Security: fixed integer truncation issue in the sized bounded sum "
+             "privacy relation (its stability (upper - lower)/2 rounds down, to 0 on [0, 1])")
 OPENDP_480 = "opendp/opendp#480 (randomized response on booleans lies with probability (1 - p)/2; fixed by #481 in 0.5.0)"
 
 
@@ -219,6 +228,11 @@ def _chain(point):
     kind, upper = point["kind"], 1.0
     params = {"name": "make_base_laplace", "input": "floats", "scale": point["scale"], "chain": kind,
               "bounds_in": (0.0, upper)}
+    if kind == "sized_bounded_sum":  # integers: 0.3 truncated its stability (upper - lower)/2 to 0 on [0, 1]
+        params = {"name": "make_base_geometric", "input": "ints", "scale": point["scale"], "D": "AllDomain<i32>",
+                  "chain": kind, "bounds_in": (0, 1), "size": 4}
+        pairs = row_pairs([0.0, 0.0, 0.0, 0.0], [([1.0], "last record 0 → 1")], REPLACE)
+        return _case("chains.sized", point, params, 2, pairs, rows=True, relation=REPLACE, known=SIZED_SUM)
     if kind == "sized_bounded_mean":
         params["size"] = 4
         pairs = row_pairs([0.0, 0.0, 0.0, 0.0], [([upper], "last record 0 → upper")], REPLACE)
@@ -277,7 +291,8 @@ def entries() -> tuple[Entry, ...]:
               ADD_REMOVE, ({"kind": "bounded_sum", "scale": 1.0},), _chain),
         Entry("chains.sized", (t + "make_sized_bounded_mean",), "combinator",
               text.format(t + "make_sized_bounded_mean >> " + m + "make_base_laplace") + " (d_in = 2, one record "
-              "replaced)", REPLACE, ({"kind": "sized_bounded_mean", "scale": 0.5},), _chain),
+              "replaced)", REPLACE, ({"kind": "sized_bounded_mean", "scale": 0.5},
+                                     {"kind": "sized_bounded_sum", "scale": 1.0}), _chain),
     )
 
 
