@@ -251,7 +251,7 @@ N = 200
 EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
 
 
-W = np.array([-6.6229379391968095, -3.104004247011787, 18719522229731.566])  # the audit's Fisher discriminant
+W = np.array([-6.559549798294802, -3.102802379490402, 23371615885671.67])  # the audit's Fisher discriminant
 
 
 def draw(data, random_state):
