@@ -279,9 +279,11 @@ def _snsynth() -> dict:
                      dp_covariance=covariance)
     base = _module("snsynth.base", synth_map={n: {} for n in ("mwem", "dpctgan", "patectgan", "mst", "pacsynth",
                                                                "dpgan", "pategan", "aim")})
+    mwem = _module("snsynth.mwem", MWEMSynthesizer=Synthesizer)  # the module the release's MWEM lives in
     module = _module("snsynth", Synthesizer=Synthesizer, TableTransformer=Transformer, models=models, base=base,
-                     __file__="snsynth/__init__.py")
-    return {"snsynth": module, "snsynth.base": base, "snsynth.models": models, "snsynth.models.dp_covariance": covariance}
+                     mwem=mwem, __file__="snsynth/__init__.py")
+    return {"snsynth": module, "snsynth.base": base, "snsynth.models": models, "snsynth.models.dp_covariance": covariance,
+            "snsynth.mwem": mwem}
 
 
 # -- dpmm ---------------------------------------------------------------------------------------------
