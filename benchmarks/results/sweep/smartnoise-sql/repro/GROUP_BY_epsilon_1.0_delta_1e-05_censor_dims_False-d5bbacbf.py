@@ -9,9 +9,9 @@ This script uses the library's own API and numpy only.  It releases N times on e
 neighbouring datasets and prints how often one event of the released vector happens on each.
 
 The released vector holds, in order: released of a, col0 of a, released of b, col0 of b, released of c, col0 of c; each block of capacity c is [size, leading dimension, non-finite count, c values].
-output[4] is released of c.
+The event reads a weighted sum of the whole vector (W).
 
-Event: output[4] == 0.0  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: float(np.dot(W, output)) >= 911504632306.255: a threshold on the weighted sum W of the released vector that the audit chose  (chosen by the sweep on draws of its own; these draws are fresh).
 """
 import numpy as np
 import pandas as pd
@@ -80,6 +80,9 @@ N = 200
 EPSILON, DELTA = 1.0, 1.4999949999983109e-05  # the library's claim, at its reference delta
 
 
+W = np.array([0.0, -0.012231162281612076, 0.0, 0.0018018584415089485, 1823009264619.2388, 1.0629374973085894, 0.0])  # the audit's Fisher discriminant
+
+
 def draw(data, random_state):
     """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
     try:
@@ -89,15 +92,16 @@ def draw(data, random_state):
 
 
 def event(output):
-    return bool(output[4] == 0.0)
+    return bool(float(np.dot(W, output)) >= 911504632306.255)
 
 
 if __name__ == "__main__":
     random_state = None  # the library draws from its own generator
     hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
-    p, q = hits["D"] / N, hits["D_PRIME"] / N
-    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
-    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    p, q = hits["D_PRIME"] / N, hits["D"] / N
+    print(f"P[event | D_PRIME] = {p:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    print(f"P[event | D] = {q:.4f}  ({hits['D']} of {N} releases)")
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
-    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+    print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
