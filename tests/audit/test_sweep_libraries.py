@@ -86,11 +86,12 @@ class _Wishart041:
 
 def test_the_wishart_mechanism_is_refuted_where_a_release_has_it_and_absent_where_not(tmp_path, monkeypatch):
     """Releasing W[1,1] − A[1,1] < Δ² has probability P(χ²₃ < (2ε)²) = 0.7385 at ε = 1 on the dataset
-    without x and 0 on the one with it (IBM/differential-privacy-library#42): refuted, and the certified
-    δ (a 95% lower bound, seeded) does not exceed that truth.  diffprivlib 0.6.6 has no Wishart."""
+    without x and 0 on the one with it (IBM/differential-privacy-library#42): refuted, with a positive
+    certified δ.  No upper truth is asserted: the certified event may be a direction of all four
+    entries (at this seed, the Fisher direction), whose δ, like the mechanism's δ over all events,
+    is not computed here (a threshold on W[1,1] alone reaches 0.7389).  diffprivlib 0.6.6 has no
+    Wishart."""
     dpl = pytest.importorskip("diffprivlib")
-    from scipy.stats import chi2
-
     absent = run_sweep("diffprivlib", budget="small", out=tmp_path / "now", entries=["mechanisms.Wishart"],
                        progress=False)
     assert [r["status"] for r in absent["rows"]] == ["absent"]
@@ -99,4 +100,4 @@ def test_the_wishart_mechanism_is_refuted_where_a_release_has_it_and_absent_wher
                          progress=False, seed=7)
     row = _row(document, "epsilon=1.0")
     assert row["verdict"] == "VIOLATED" and "#42" in row["known"]
-    assert 0 < row["delta_lb"] <= chi2.cdf(4.0, 3)
+    assert row["delta_lb"] > 0, row
