@@ -34,7 +34,7 @@ from mechanisms.adapters.released import LibraryRelease
 from mechanisms.claims import ZCDP, ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease
+from .catalogue import Case, Entry, Library, NotInRelease, point_label
 from .families import row_pairs, value_pairs
 from .registry import register_library
 
@@ -195,7 +195,7 @@ def _case(entry: str, point: Mapping[str, Any], params: dict, d_in, pairs, *, ro
         raise NotInRelease(f"{params['name']}({', '.join(f'{k}=' for k in build if k != 'name')}): {exc}") from None
     claim = _claim(built, d_in, relation, smoothed, _measure(built, params["name"], build))
     scenario = _scenario.from_pairs(pairs, relation) if rows else _scenario.custom(pairs, relation)
-    label = ", ".join(f"{k}={v!r}".replace("'", "") for k, v in point.items())
+    label = point_label(point)
     mechanism = LibraryRelease(release, params, f"opendp.{entry}({label})", claim, 2,
                                batch=partial(_batch, params) if batch else None, deterministic=False)
     return Case(entry, label, dict(point, d_in=d_in), mechanism, claim, scenario, release, params,
@@ -256,7 +256,7 @@ def _stability(point):
     claim = _claim(built, 2, REPLACE, smoothed=True)
     base = [1.0] * (n // 2 - 1) + [0.0] * (n - n // 2 + 1)
     pairs = row_pairs(base, [([1.0], "last a → b (counts 6/4 → 5/5)")], REPLACE)
-    label = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    label = point_label(point)
     params = dict(params, keys=("a", "b"))
     mechanism = LibraryRelease(release_counts, params, f"opendp.measurements.make_base_stability({label})", claim, 3,
                                deterministic=False)
