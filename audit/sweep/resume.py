@@ -4,7 +4,8 @@ A sweep resumed after dpaudit, the library, or the sweep's settings changed find
 checkpoints that another audit made.  Such a row is audited again from scratch, exactly as a
 planned row (same seed, same Bonferroni share of the sweep's confidence), and its old files are
 moved to ``OUT/superseded/`` (renamed, never deleted) so that nothing is lost and nothing of the
-other audit is mixed into this one.  The row's record then says why
+other audit is mixed into this one.  The one exception is a saved row that audited nothing
+(ERROR): audited again on every resume, it keeps a single copy, its last error (:data:`ERROR_COPY`).  The row's record then says why
 (``"re-audited: its checkpoint was made by another audit (engine 7 → 8)"``).
 
 Which audit a checkpoint belongs to is told by a small file beside it,
@@ -29,10 +30,18 @@ from ..checkpoint import PART_NAMES, load_state, write_atomic
 from ..engine import ENGINE_VERSION
 from ..errors import CheckpointError
 
-__all__ = ["SUPERSEDED", "set_aside", "fingerprint_changes", "key_changes", "prepare_row"]
+__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row"]
 
 #: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
 SUPERSEDED = "superseded"
+
+#: The label under which a saved row that audited nothing (ERROR) is set aside, replacing the
+#: copy an earlier resume kept (``superseded/rows/<slug>.error.json``).  Such a row is audited
+#: again on every resume, since its cause (a library's refusal, a missing extra) may have been
+#: mended; an error that recurs every time would otherwise leave one copy per resume.  The copy
+#: kept is the last error, which the row's new record names; the older ones said the same or
+#: were mended since.
+ERROR_COPY = "error"
 
 #: Fingerprint fields shown with their values ("engine 7 → 8"); the others are only named.
 _SHOWN = {"engine": "engine", "version": "library", "samples": "samples", "seed": "seed",
@@ -41,19 +50,27 @@ _SHOWN = {"engine": "engine", "version": "library", "samples": "samples", "seed"
 _NAMED = {"key": "the row's name", "params": "the grid point's parameters", "claim": "the claim"}
 
 
-def set_aside(path: Path, out: Path) -> Optional[Path]:
+def set_aside(path: Path, out: Path, *, replace_as: Optional[str] = None) -> Optional[Path]:
     """Move ``path`` (a file of ``OUT/rows``, ``OUT/checkpoints`` or ``OUT/repro``) to
-    ``OUT/superseded/<folder>/``, under a name no earlier file there has; its new path, or None
-    if there was nothing to move."""
+    ``OUT/superseded/<folder>/``; its new path, or None if there was nothing to move.
+
+    By default under a name no earlier file there has (``row.json``, ``row.2.json``, ...), so
+    nothing is ever overwritten.  With ``replace_as`` under ``<stem>.<replace_as><suffix>``,
+    replacing the file an earlier call put there: one copy per row, however often it is set aside
+    (:data:`ERROR_COPY`).
+    """
     path, out = Path(path), Path(out)
     if not path.is_file():
         return None
     folder = out / SUPERSEDED / path.parent.name
     folder.mkdir(parents=True, exist_ok=True)
-    target, number = folder / path.name, 1
-    while target.exists():
-        number += 1
-        target = folder / f"{path.stem}.{number}{path.suffix}"
+    if replace_as is not None:
+        target = folder / f"{path.stem}.{replace_as}{path.suffix}"
+    else:
+        target, number = folder / path.name, 1
+        while target.exists():
+            number += 1
+            target = folder / f"{path.stem}.{number}{path.suffix}"
     path.replace(target)
     return target
 
@@ -110,7 +127,7 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
     audited nothing (ERROR), which a resumed sweep audits again.
     """
     out = Path(out)
-    reasons, moved = [], []
+    reasons, moved, inherited = [], [], []
     checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
     mark: dict = {}
     if sidecar.is_file():
@@ -129,8 +146,11 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
         script = (saved.get("repro") or {}).get("path")
         # The script first: cut off between the two moves, the record left in place still names it
         # and the next resume moves it; cut off the other way, the row's re-audit would overwrite it.
-        for path in (out / script if script else None, out / "rows" / f"{slug}.json"):
-            if path is not None and (moved_to := set_aside(path, out)) is not None:
+        copy = ERROR_COPY if saved.get("status") == "error" else None  # one copy per row, not per resume
+        if copy:  # the files the replaced error record named stay named by the row's next record
+            inherited = [p for p in saved.get("superseded") or () if (out / p).is_file()]
+        for path, label in ((out / script if script else None, None), (out / "rows" / f"{slug}.json", copy)):
+            if path is not None and (moved_to := set_aside(path, out, replace_as=label)) is not None:
                 moved.append(moved_to)
     if checkpoint.is_file():
         if mark and (mark.get("fingerprint") != fingerprint or bool(mark.get("graybox")) != graybox):
@@ -147,5 +167,6 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
     write_atomic(sidecar, json.dumps({"fingerprint": fingerprint, "graybox": bool(graybox)}).encode())
     if not moved:
         return None
+    paths = [*inherited, *(p.relative_to(out).as_posix() for p in moved)]
     return {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
-            "superseded": [p.relative_to(out).as_posix() for p in moved]}
+            "superseded": list(dict.fromkeys(paths))}

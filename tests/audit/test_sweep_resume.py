@@ -172,11 +172,11 @@ def test_a_resume_cut_off_while_setting_aside_a_row_loses_neither_its_record_nor
     (tmp_path / "repro" / "row.py").write_text("old script")
     moves = []
 
-    def cut_after_one(path, out):  # the process dies after the first file is moved
+    def cut_after_one(path, out, **kwargs):  # the process dies after the first file is moved
         if moves:
             raise KeyboardInterrupt
         moves.append(path)
-        return set_aside(path, out)
+        return set_aside(path, out, **kwargs)
 
     with monkeypatch.context() as patch:
         patch.setattr(resume, "set_aside", cut_after_one)
@@ -189,3 +189,34 @@ def test_a_resume_cut_off_while_setting_aside_a_row_loses_neither_its_record_nor
     assert json.loads((tmp_path / "superseded" / "rows" / "row.json").read_text()) == saved
     assert not (tmp_path / "repro" / "row.py").exists() and not left.exists()
     assert note is not None and note["superseded"] == ["superseded/rows/row.json"]
+
+
+def test_a_row_that_fails_on_every_resume_keeps_one_copy_of_its_error_and_names_every_file_kept(tmp_path, monkeypatch):
+    # The release refuses every input, so its row audits nothing (no draws: not statistical).
+    def sweep(**kwargs):
+        return run_sweep(toy.BROKEN, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                         entries=["noise.refused"], repro=False, **kwargs)
+
+    with monkeypatch.context() as patch:  # an older dpaudit, under which the row (say) audited fine
+        patch.setattr(audit.sweep.rows, "ENGINE_VERSION", "7")
+        first = sweep()
+    (record,) = first["rows"]
+    slug, path = record["slug"], tmp_path / "rows" / f"{record['slug']}.json"
+    audited = dict(json.loads(path.read_text()), status="done", verdict="NOT_REFUTED")
+    audited.pop("error")
+    path.write_text(json.dumps(audited))
+    kept = tmp_path / "superseded" / "rows"
+    errors = []
+    for run in range(3):
+        (row,) = sweep(resume=True)["rows"]
+        assert row["status"] == "error" and "refuses every input" in row["error"]
+        if run == 0:  # the audited record is kept under its own name, as any other audit's
+            assert row["reaudited"] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
+            assert row["superseded"] == [f"superseded/rows/{slug}.json"]
+        else:  # the error before it is kept once, replacing the one before that, and the first record stays named
+            assert row["reaudited"] == f"its saved row audited nothing ({errors[-1]['error']})"[:200]
+            assert row["superseded"] == [f"superseded/rows/{slug}.json", f"superseded/rows/{slug}.error.json"]
+            assert json.loads((kept / f"{slug}.error.json").read_text()) == errors[-1]
+        assert json.loads((kept / f"{slug}.json").read_text()) == audited
+        assert {p.name for p in kept.iterdir()} == {f"{slug}.json"} | ({f"{slug}.error.json"} if run else set())
+        errors.append(json.loads(path.read_text()))
