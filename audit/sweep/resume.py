@@ -11,7 +11,9 @@ other audit is mixed into this one.  The one exception is a saved row that audit
 Which audit a checkpoint belongs to is told by a small file beside it,
 ``OUT/checkpoints/<slug>.json``, that holds the row's fingerprint
 (:func:`audit.sweep.rows.row_fingerprint`: case, claim, samples, seed, confidence, statistic,
-library version, engine) and whether the row was replayed first.  The engine's own key
+library version, engine), whether the row was replayed first and, for a re-audit, its note (why,
+and which files were set aside), so that a re-audit cut off before its row finished still says why
+when a later resume finishes it.  The engine's own key
 (:class:`audit.checkpoint.CheckpointKey`) does not see the library's version; this file does.  A
 checkpoint without it (a sweep folder written before it existed) is judged by the engine's key
 alone: the audit refuses it (:class:`audit.errors.CheckpointError`), and
@@ -30,7 +32,7 @@ from ..checkpoint import PART_NAMES, load_state, write_atomic
 from ..engine import ENGINE_VERSION
 from ..errors import CheckpointError
 
-__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row"]
+__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row", "remember"]
 
 #: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
 SUPERSEDED = "superseded"
@@ -117,24 +119,58 @@ def _engine_changes(checkpoint: Path) -> str:
     return "; ".join(_change(name, parts.get(name), value) for name, value in now.items() if parts.get(name) != value)
 
 
+def _merge(*notes: Optional[dict]) -> Optional[dict]:
+    """One note of the re-audit notes given (reasons and superseded paths joined, without repeats)."""
+    notes = [n for n in notes if n]
+    if not notes:
+        return None
+    return {"reason": "; ".join(dict.fromkeys(n["reason"] for n in notes if n.get("reason"))),
+            "superseded": list(dict.fromkeys(p for n in notes for p in n.get("superseded") or ()))}
+
+
+def _read_mark(sidecar: Path) -> dict:
+    """The mark beside a checkpoint: {} if there is none, ``{"fingerprint": None}`` if unreadable."""
+    if not sidecar.is_file():
+        return {}
+    try:
+        mark = json.loads(sidecar.read_text())
+    except ValueError:
+        return {"fingerprint": None}
+    return mark if isinstance(mark, dict) else {"fingerprint": None}
+
+
+def remember(out: Path, slug: str, note: dict) -> dict:
+    """Add ``note`` (a reason and the paths set aside) to the re-audit note kept in the mark of the
+    row's checkpoint, so that a row cut off before it finishes still says why when a later resume
+    finishes it; the note kept."""
+    sidecar = _sidecar(Path(out), slug)
+    mark = _read_mark(sidecar)
+    kept = _merge(mark.get("reaudited") if isinstance(mark.get("reaudited"), dict) else None, note)
+    write_atomic(sidecar, json.dumps(dict(mark, reaudited=kept)).encode())
+    return kept
+
+
 def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Optional[dict]) -> Optional[dict]:
     """Before a row of a sweep is audited: set aside its saved record, reproduction script and
     checkpoint if another audit made them, and mark the checkpoint left in place as this row's.
-    Returns ``{"reason": ..., "superseded": [paths]}`` when files were set aside, else None.
+    Returns ``{"reason": ..., "superseded": [paths]}`` when the row is a re-audit, else None.
 
     ``saved`` is the row's saved record when the sweep does not keep it: made by another audit
     (another fingerprint, or replayed first where this row is not, or the reverse), or one that
     audited nothing (ERROR), which a resumed sweep audits again.
+
+    The note is also written into the mark (``"reaudited"``).  A row whose re-audit was cut off
+    before it finished has no saved record and a mark of this audit: its note is read back from
+    the mark and returned, so the row's record says why once it finishes, however many resumes
+    that takes.
     """
     out = Path(out)
     reasons, moved, inherited = [], [], []
     checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
-    mark: dict = {}
-    if sidecar.is_file():
-        try:
-            mark = json.loads(sidecar.read_text())
-        except ValueError:
-            mark = {"fingerprint": None}
+    mark = _read_mark(sidecar)
+    ours = mark.get("fingerprint") == fingerprint and bool(mark.get("graybox")) == graybox
+    # A re-audit cut off before its row finished: the note its resume wrote into this audit's mark.
+    carried = mark.get("reaudited") if saved is None and ours and isinstance(mark.get("reaudited"), dict) else None
     engine = _engine_changes(checkpoint) if checkpoint.is_file() and not mark else ""
     if saved is not None:
         changes = fingerprint_changes(saved.get("fingerprint"), fingerprint, old_graybox=bool(saved.get("graybox")),
@@ -153,7 +189,7 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
             if path is not None and (moved_to := set_aside(path, out, replace_as=label)) is not None:
                 moved.append(moved_to)
     if checkpoint.is_file():
-        if mark and (mark.get("fingerprint") != fingerprint or bool(mark.get("graybox")) != graybox):
+        if mark and not ours:
             changes = fingerprint_changes(mark.get("fingerprint"), fingerprint, old_graybox=bool(mark.get("graybox")),
                                           new_graybox=graybox)
         elif not mark and (engine or saved is not None):  # unmarked: the engine's key, or the saved row's audit
@@ -164,9 +200,12 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
             if changes and not reasons:
                 reasons.append(f"its checkpoint was made by another audit ({changes})")
             moved += [p for p in (set_aside(checkpoint, out), set_aside(sidecar, out)) if p is not None]
-    write_atomic(sidecar, json.dumps({"fingerprint": fingerprint, "graybox": bool(graybox)}).encode())
-    if not moved:
-        return None
-    paths = [*inherited, *(p.relative_to(out).as_posix() for p in moved)]
-    return {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
-            "superseded": list(dict.fromkeys(paths))}
+    note = None
+    if moved:
+        note = {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
+                "superseded": [*inherited, *(p.relative_to(out).as_posix() for p in moved)]}
+    note = _merge(carried, note)
+    mark = {"fingerprint": fingerprint, "graybox": bool(graybox)}
+    write_atomic(sidecar, json.dumps(dict(mark, reaudited=note) if note else mark).encode())
+    return note
+

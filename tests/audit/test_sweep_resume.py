@@ -220,3 +220,39 @@ def test_a_row_that_fails_on_every_resume_keeps_one_copy_of_its_error_and_names_
         assert json.loads((kept / f"{slug}.json").read_text()) == audited
         assert {p.name for p in kept.iterdir()} == {f"{slug}.json"} | ({f"{slug}.error.json"} if run else set())
         errors.append(json.loads(path.read_text()))
+
+
+@pytest.mark.statistical
+def test_a_re_audit_cut_off_before_its_row_finishes_still_says_why_when_it_does(fresh, tmp_path, monkeypatch):
+    import audit.stages
+    from audit.sweep.runner import SweepInterrupted
+
+    with monkeypatch.context() as patch:  # the first run, by an engine "7"
+        patch.setattr(audit.engine, "ENGINE_VERSION", "7")
+        patch.setattr(audit.sweep.rows, "ENGINE_VERSION", "7")
+        _sweep(tmp_path)
+    cut = fresh["rows"][0]["slug"]
+    real = audit.stages.save_state
+
+    def stop_after_the_first_save(path, *args, **kwargs):  # Ctrl-C in the middle of the row's re-audit
+        real(path, *args, **kwargs)
+        if path.stem == cut:
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(audit.stages, "save_state", stop_after_the_first_save)
+        with pytest.raises(SweepInterrupted):
+            _sweep(tmp_path, resume=True)
+    assert not (tmp_path / "rows" / f"{cut}.json").exists() and (tmp_path / "checkpoints" / f"{cut}.npz").is_file()
+    document = _sweep(tmp_path, resume=True)  # the cut row continues from its own checkpoint
+    assert _strip(document["rows"]) == _strip(fresh["rows"])
+    kept = tmp_path / "superseded" / "checkpoints"
+    assert (kept / f"{cut}.npz").is_file()  # engine 7's checkpoint of the cut row (a row refuted by its quick look has none)
+    for row in document["rows"]:  # the reason the first resume found, and the files it set aside
+        slug = row["slug"]
+        assert row["reaudited"] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
+        pair = [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
+        assert row["superseded"] == [f"superseded/rows/{slug}.json"] + (pair if (kept / f"{slug}.npz").is_file() else [])
+    assert f"engine 7 → {ENGINE_VERSION}" in (tmp_path / "sweep.md").read_text()
+    # The set-aside checkpoints are engine 7's, the cut row's own one was resumed, not set aside.
+    assert not (tmp_path / "superseded" / "checkpoints" / f"{cut}.2.npz").exists()
