@@ -5,7 +5,8 @@ checkpoints that another audit made.  Such a row is audited again from scratch, 
 planned row (same seed, same Bonferroni share of the sweep's confidence), and its old files are
 moved to ``OUT/superseded/`` (renamed, never deleted) so that nothing is lost and nothing of the
 other audit is mixed into this one.  The one exception is a saved row that audited nothing
-(ERROR): audited again on every resume, it keeps a single copy, its last error (:data:`ERROR_COPY`).  The row's record then says why
+(ERROR): audited again on every resume, it keeps a single copy, its last error
+(:data:`ERROR_COPY`).  The row's record then says why
 (``"re-audited: its checkpoint was made by another audit (engine 7 → 8)"``).
 
 Which audit a checkpoint belongs to is told by a small file beside it,
@@ -18,6 +19,15 @@ when a later resume finishes it.  The engine's own key
 checkpoint without it (a sweep folder written before it existed) is judged by the engine's key
 alone: the audit refuses it (:class:`audit.errors.CheckpointError`), and
 :func:`audit.sweep.rows.audit_row` then sets it aside and audits again.
+
+**Crash safety.**  Setting a row's files aside takes several steps (the script, the record, the
+checkpoint and its mark), and a process may die between any two.  So the plan is written first,
+into the mark (``"setting_aside"``: every move with its target, the mark's old text, the mark to
+write at the end), then carried out in order, the old mark copied beside the checkpoint's target
+*before* the checkpoint moves, so a set-aside checkpoint is never without its label.  The mark
+keeps the old fingerprint until the very end, so a checkpoint still in place is never taken for
+this audit's.  The next resume finds the plan and finishes it (:func:`recover`) before it reads
+anything else of the row: the moves not made yet, then the final mark with the re-audit's note.
 """
 
 from __future__ import annotations
@@ -32,7 +42,8 @@ from ..checkpoint import PART_NAMES, load_state, write_atomic
 from ..engine import ENGINE_VERSION
 from ..errors import CheckpointError
 
-__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row", "remember"]
+__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row", "recover",
+           "set_aside_checkpoint"]
 
 #: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
 SUPERSEDED = "superseded"
@@ -52,6 +63,26 @@ _SHOWN = {"engine": "engine", "version": "library", "samples": "samples", "seed"
 _NAMED = {"key": "the row's name", "params": "the grid point's parameters", "claim": "the claim"}
 
 
+def _target(out: Path, path: Path, replace_as: Optional[str] = None, also: tuple[str, ...] = ()) -> Path:
+    """Where :func:`set_aside` puts ``path``: ``OUT/superseded/<folder>/<name>``, under the first of
+    ``<stem>``, ``<stem>.2``, ... that no file there has with ``path``'s suffix or any of ``also``
+    (a checkpoint and its label share a number), or ``<stem>.<replace_as><suffix>``."""
+    folder = out / SUPERSEDED / path.parent.name
+    if replace_as is not None:
+        return folder / f"{path.stem}.{replace_as}{path.suffix}"
+    name, number = path.stem, 1
+    while any((folder / f"{name}{suffix}").exists() for suffix in (path.suffix, *also)):
+        number += 1
+        name = f"{path.stem}.{number}"
+    return folder / f"{name}{path.suffix}"
+
+
+def _move(source: Path, target: Path) -> None:
+    """One rename (``os.replace``: atomic within a file system)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source.replace(target)
+
+
 def set_aside(path: Path, out: Path, *, replace_as: Optional[str] = None) -> Optional[Path]:
     """Move ``path`` (a file of ``OUT/rows``, ``OUT/checkpoints`` or ``OUT/repro``) to
     ``OUT/superseded/<folder>/``; its new path, or None if there was nothing to move.
@@ -64,16 +95,8 @@ def set_aside(path: Path, out: Path, *, replace_as: Optional[str] = None) -> Opt
     path, out = Path(path), Path(out)
     if not path.is_file():
         return None
-    folder = out / SUPERSEDED / path.parent.name
-    folder.mkdir(parents=True, exist_ok=True)
-    if replace_as is not None:
-        target = folder / f"{path.stem}.{replace_as}{path.suffix}"
-    else:
-        target, number = folder / path.name, 1
-        while target.exists():
-            number += 1
-            target = folder / f"{path.stem}.{number}{path.suffix}"
-    path.replace(target)
+    target = _target(out, path, replace_as)
+    _move(path, target)
     return target
 
 
@@ -139,15 +162,68 @@ def _read_mark(sidecar: Path) -> dict:
     return mark if isinstance(mark, dict) else {"fingerprint": None}
 
 
-def remember(out: Path, slug: str, note: dict) -> dict:
-    """Add ``note`` (a reason and the paths set aside) to the re-audit note kept in the mark of the
-    row's checkpoint, so that a row cut off before it finishes still says why when a later resume
-    finishes it; the note kept."""
-    sidecar = _sidecar(Path(out), slug)
+#: The key of a row's mark that holds a set-aside in progress (module docstring, crash safety).
+_PLAN = "setting_aside"
+
+
+def _carry_out(out: Path, slug: str, plan: dict) -> None:
+    """Make the moves of ``plan`` not made yet, in order, then write the mark it ends with.
+
+    A move whose source is gone was made before a cut (nothing else writes a row's files between a
+    cut and the next resume's :func:`recover`).  The checkpoint's label is written just before
+    the checkpoint moves, every time it has not moved yet: a label without its checkpoint (cut
+    between the two) is rewritten with the same text, never left apart from it.
+    """
+    label = plan.get("label")
+    for source, target in plan["moves"]:
+        if not (out / source).is_file():
+            continue
+        if label and source == label["of"]:
+            write_atomic(out / label["path"], label["text"].encode())
+        _move(out / source, out / target)
+    write_atomic(_sidecar(out, slug), json.dumps(plan["mark"]).encode())
+
+
+def _set_aside_all(out: Path, slug: str, mark: dict, moves: list[tuple[Path, Path]], label: Optional[dict],
+                   final: dict) -> None:
+    """Set ``moves`` (source, target) aside crash-safely: the plan into the mark, then carried out."""
+    plan = {"moves": [[a.relative_to(out).as_posix(), b.relative_to(out).as_posix()] for a, b in moves],
+            "label": label, "mark": final}
+    # The old fingerprint stays until the end: a checkpoint still in place is never this audit's.
+    write_atomic(_sidecar(out, slug), json.dumps(dict(mark, **{_PLAN: plan})).encode())
+    _carry_out(out, slug, plan)
+
+
+def recover(out: Path, slug: str) -> bool:
+    """Finish the set-aside of a row's files that a crash cut off (its plan is in the row's mark):
+    the moves not made yet, then the mark, with the re-audit's note, it was to end with.  Whether
+    there was one.  :func:`run_sweep` calls it for every row before reading the row's files."""
+    out = Path(out)
+    plan = _read_mark(_sidecar(out, slug)).get(_PLAN)
+    if not isinstance(plan, dict):
+        return False
+    _carry_out(out, slug, plan)
+    return True
+
+
+def set_aside_checkpoint(out: Path, slug: str, reason: str, *, labelled: bool) -> list[str]:
+    """Set aside a row's checkpoint that the engine refused, crash-safely, and add ``reason`` to
+    the re-audit note in its mark (so a row cut off before it finishes still says why); the
+    paths set aside.  ``labelled``: the mark in place describes that checkpoint (it was refused
+    for what the mark does not see), so a copy goes beside it; otherwise the mark is this audit's
+    and the checkpoint was another's (unmarked, judged by the engine's key alone)."""
+    out = Path(out)
+    checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
     mark = _read_mark(sidecar)
-    kept = _merge(mark.get("reaudited") if isinstance(mark.get("reaudited"), dict) else None, note)
-    write_atomic(sidecar, json.dumps(dict(mark, reaudited=kept)).encode())
-    return kept
+    target = _target(out, checkpoint, also=(".json",))
+    plain = {k: v for k, v in mark.items() if k != "reaudited"}
+    label = ({"of": checkpoint.relative_to(out).as_posix(), "path": target.with_suffix(".json").relative_to(out)
+              .as_posix(), "text": json.dumps(plain)} if labelled and mark else None)
+    paths = [target.relative_to(out).as_posix()] + ([label["path"]] if label else [])
+    previous = mark.get("reaudited") if isinstance(mark.get("reaudited"), dict) else None
+    final = dict(mark, reaudited=_merge(previous, {"reason": reason, "superseded": paths}))
+    _set_aside_all(out, slug, mark, [(checkpoint, target)], label, final)
+    return paths
 
 
 def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Optional[dict]) -> Optional[dict]:
@@ -165,7 +241,14 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
     that takes.
     """
     out = Path(out)
-    reasons, moved, inherited = [], [], []
+    recover(out, slug)  # a set-aside cut off by a crash is finished first
+    record_path = out / "rows" / f"{slug}.json"
+    if saved is not None and not record_path.is_file():
+        saved = None  # set aside by that recovery, whose note the mark now holds
+    reasons: list[str] = []
+    inherited: list[str] = []
+    moves: list[tuple[Path, Path]] = []
+    label = None
     checkpoint, sidecar = out / "checkpoints" / f"{slug}.npz", _sidecar(out, slug)
     mark = _read_mark(sidecar)
     ours = mark.get("fingerprint") == fingerprint and bool(mark.get("graybox")) == graybox
@@ -180,14 +263,13 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
         elif not engine:
             reasons.append(f"its saved row audited nothing ({saved.get('error') or 'ERROR'})"[:200])
         script = (saved.get("repro") or {}).get("path")
-        # The script first: cut off between the two moves, the record left in place still names it
-        # and the next resume moves it; cut off the other way, the row's re-audit would overwrite it.
         copy = ERROR_COPY if saved.get("status") == "error" else None  # one copy per row, not per resume
         if copy:  # the files the replaced error record named stay named by the row's next record
             inherited = [p for p in saved.get("superseded") or () if (out / p).is_file()]
-        for path, label in ((out / script if script else None, None), (out / "rows" / f"{slug}.json", copy)):
-            if path is not None and (moved_to := set_aside(path, out, replace_as=label)) is not None:
-                moved.append(moved_to)
+        # The script first: the record names it, so a record still in place finds it.
+        for path, replace_as in ((out / script if script else None, None), (record_path, copy)):
+            if path is not None and path.is_file():
+                moves.append((path, _target(out, path, replace_as)))
     if checkpoint.is_file():
         if mark and not ours:
             changes = fingerprint_changes(mark.get("fingerprint"), fingerprint, old_graybox=bool(mark.get("graybox")),
@@ -199,13 +281,20 @@ def prepare_row(out: Path, slug: str, fingerprint: str, graybox: bool, saved: Op
         if changes is not None:
             if changes and not reasons:
                 reasons.append(f"its checkpoint was made by another audit ({changes})")
-            moved += [p for p in (set_aside(checkpoint, out), set_aside(sidecar, out)) if p is not None]
+            target = _target(out, checkpoint, also=(".json",))  # the checkpoint and its label share a number
+            moves.append((checkpoint, target))
+            if sidecar.is_file():
+                label = {"of": checkpoint.relative_to(out).as_posix(),
+                         "path": target.with_suffix(".json").relative_to(out).as_posix(), "text": sidecar.read_text()}
     note = None
-    if moved:
-        note = {"reason": "; ".join(reasons) or "its checkpoint was made by another audit",
-                "superseded": [*inherited, *(p.relative_to(out).as_posix() for p in moved)]}
+    if moves:
+        paths = [*inherited, *(b.relative_to(out).as_posix() for _, b in moves), *([label["path"]] if label else [])]
+        note = {"reason": "; ".join(reasons) or "its checkpoint was made by another audit", "superseded": paths}
     note = _merge(carried, note)
-    mark = {"fingerprint": fingerprint, "graybox": bool(graybox)}
-    write_atomic(sidecar, json.dumps(dict(mark, reaudited=note) if note else mark).encode())
+    final = {"fingerprint": fingerprint, "graybox": bool(graybox)}
+    final = dict(final, reaudited=note) if note else final
+    if moves:
+        _set_aside_all(out, slug, mark, moves, label, final)
+    else:
+        write_atomic(sidecar, json.dumps(final).encode())
     return note
-

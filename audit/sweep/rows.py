@@ -28,7 +28,7 @@ from ..render.text import claim_label
 from ..render.witness import pair_statistic
 from ..settings import AuditSettings
 from .plan import PlannedRow
-from .resume import key_changes, remember, set_aside
+from .resume import key_changes, set_aside_checkpoint
 
 __all__ = ["audit_row", "row_fingerprint", "witness_summary", "linked_known", "PREFLIGHT_DRAWS"]
 
@@ -148,14 +148,12 @@ def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, che
         try:
             report = _run(case, scenario, settings)
         except CheckpointError as exc:  # another audit's checkpoint: set aside, audit from scratch
-            moved = set_aside(settings.checkpoint, out) if settings.checkpoint is not None else None
-            if moved is None:
+            if settings.checkpoint is None or not settings.checkpoint.is_file():
                 raise
             why = key_changes(exc.differs) if exc.differs else str(exc).split(": ", 1)[-1].split(".  ")[0]
             record["reaudited"] = f"its checkpoint was made by another audit ({why})"
-            record["superseded"] = [moved.relative_to(out).as_posix()]
-            # kept beside the checkpoint too: cut off before it finishes, the row still says why
-            remember(out, row.slug, {"reason": record["reaudited"], "superseded": record["superseded"]})
+            # the reason is kept in the checkpoint's mark too: cut off before it finishes, the row still says why
+            record["superseded"] = set_aside_checkpoint(out, row.slug, record["reaudited"], labelled=False)
             report = _run(case, scenario, settings)
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
         text = str(exc).strip().splitlines()

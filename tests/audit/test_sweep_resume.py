@@ -161,34 +161,81 @@ def test_set_aside_never_overwrites_an_earlier_file_and_changes_are_named(tmp_pa
     assert fingerprint_changes(None, new) == "it was written by another version of dpaudit"
 
 
-def test_a_resume_cut_off_while_setting_aside_a_row_loses_neither_its_record_nor_its_script(tmp_path, monkeypatch):
+OLD = json.dumps({"engine": "7", "samples": 200})
+NEW = json.dumps({"engine": "8", "samples": 200})
+
+
+def _other_audits_row(out):
+    """A row's files as another audit (engine 7) left them, and an unlabelled checkpoint that an
+    older sweep set aside: the new pair must take a number of its own for both its files."""
+    saved = {"fingerprint": OLD, "repro": {"path": "repro/row.py"}}
+    files = {"rows/row.json": json.dumps(saved), "repro/row.py": "old script", "checkpoints/row.npz": "old counts",
+             "checkpoints/row.json": json.dumps({"fingerprint": OLD, "graybox": False}),
+             "superseded/checkpoints/row.npz": "older counts"}
+    for path, text in files.items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text(text)
+
+
+def _files(out):
+    return {p.relative_to(out).as_posix(): p.read_text() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _resume(out):
+    """What run_sweep does for the row: finish a cut set-aside, read the record, prepare the row."""
     import audit.sweep.resume as resume
 
-    new = json.dumps({"engine": "8", "samples": 200})
-    saved = {"fingerprint": json.dumps({"engine": "7", "samples": 200}), "repro": {"path": "repro/row.py"}}
-    (tmp_path / "rows").mkdir()
-    (tmp_path / "repro").mkdir()
-    (tmp_path / "rows" / "row.json").write_text(json.dumps(saved))
-    (tmp_path / "repro" / "row.py").write_text("old script")
-    moves = []
+    resume.recover(out, "row")
+    record = out / "rows" / "row.json"
+    return resume.prepare_row(out, "row", NEW, False, json.loads(record.read_text()) if record.is_file() else None)
 
-    def cut_after_one(path, out, **kwargs):  # the process dies after the first file is moved
-        if moves:
-            raise KeyboardInterrupt
-        moves.append(path)
-        return set_aside(path, out, **kwargs)
 
-    with monkeypatch.context() as patch:
-        patch.setattr(resume, "set_aside", cut_after_one)
-        with pytest.raises(KeyboardInterrupt):
-            resume.prepare_row(tmp_path, "row", new, False, saved)
-    # The next resume reads the record still in place (or none) and sets aside what is left.
-    left = tmp_path / "rows" / "row.json"
-    note = resume.prepare_row(tmp_path, "row", new, False, json.loads(left.read_text()) if left.is_file() else None)
-    assert (tmp_path / "superseded" / "repro" / "row.py").read_text() == "old script"
-    assert json.loads((tmp_path / "superseded" / "rows" / "row.json").read_text()) == saved
-    assert not (tmp_path / "repro" / "row.py").exists() and not left.exists()
-    assert note is not None and note["superseded"] == ["superseded/rows/row.json"]
+def test_a_resume_cut_off_at_any_step_of_setting_aside_is_finished_by_the_next_with_every_checkpoint_labelled(
+        tmp_path, monkeypatch):
+    import audit.sweep.resume as resume
+
+    whole = tmp_path / "whole"
+    _other_audits_row(whole)
+    steps = []
+    move, write = resume._move, resume.write_atomic
+    with monkeypatch.context() as patch:  # count the file-system steps of an uncut set-aside
+        patch.setattr(resume, "_move", lambda a, b: (steps.append(("move", a.name)), move(a, b))[1])
+        patch.setattr(resume, "write_atomic", lambda path, data: (steps.append(("write", path.name)), write(path, data))[1])
+        note = _resume(whole)
+    expected = _files(whole)
+    assert note == {"reason": "its saved row was made by another audit (engine 7 → 8)",
+                    "superseded": ["superseded/repro/row.py", "superseded/rows/row.json",
+                                   "superseded/checkpoints/row.2.npz", "superseded/checkpoints/row.2.json"]}
+    assert expected["superseded/checkpoints/row.2.npz"] == "old counts"  # with its own label, the old mark
+    assert json.loads(expected["superseded/checkpoints/row.2.json"]) == {"fingerprint": OLD, "graybox": False}
+    assert expected["superseded/checkpoints/row.npz"] == "older counts" and "superseded/checkpoints/row.json" not in expected
+    assert json.loads(expected["checkpoints/row.json"]) == {"fingerprint": NEW, "graybox": False, "reaudited": note}
+    # the plan, the script, the record, the label, the checkpoint, the final mark
+    assert [kind for kind, _ in steps] == ["write", "move", "move", "write", "move", "write"]
+
+    for cut in range(len(steps)):  # the process dies before step `cut` (0: before the plan is written)
+        out = tmp_path / f"cut{cut}"
+        _other_audits_row(out)
+        done = []
+
+        def die(step):
+            if len(done) == cut:
+                raise KeyboardInterrupt
+            done.append(step)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(resume, "_move", lambda a, b: (die(a), move(a, b))[1])
+            patch.setattr(resume, "write_atomic", lambda path, data: (die(path), write(path, data))[1])
+            with pytest.raises(KeyboardInterrupt):
+                _resume(out)
+        left = _files(out)
+        # Cut anywhere: every checkpoint set aside has its label, and one still in place is never this audit's.
+        assert all(name.replace(".npz", ".json") in left or name == "superseded/checkpoints/row.npz"
+                   for name in left if name.startswith("superseded/checkpoints/") and name.endswith(".npz"))
+        if "checkpoints/row.npz" in left:
+            assert json.loads(left["checkpoints/row.json"])["fingerprint"] == OLD
+        assert _resume(out) == note, cut  # the next resume finishes the set-aside: same files, same note
+        assert _files(out) == expected, cut
 
 
 def test_a_row_that_fails_on_every_resume_keeps_one_copy_of_its_error_and_names_every_file_kept(tmp_path, monkeypatch):
