@@ -42,7 +42,7 @@ from ..checkpoint import PART_NAMES, load_state, write_atomic
 from ..engine import ENGINE_VERSION
 from ..errors import CheckpointError
 
-__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "prepare_row", "recover",
+__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "refusal_reason", "prepare_row", "recover",
            "set_aside_checkpoint"]
 
 #: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
@@ -125,6 +125,21 @@ def key_changes(differs: Mapping[str, tuple]) -> str:
     """What differs between a checkpoint's key and the audit's, from
     :attr:`audit.errors.CheckpointError.differs` (part → (saved, now))."""
     return "; ".join(_change(part, *values) for part, values in differs.items())
+
+
+def refusal_reason(error: CheckpointError) -> str:
+    """Why the engine refused a row's checkpoint, as a row's record says it: made by another audit
+    (the parts of the key that differ), not checkable (what could not be fingerprinted: the keys
+    match, but an edit to those parts would go unnoticed), or unreadable."""
+    if error.differs:
+        return f"its checkpoint was made by another audit ({key_changes(error.differs)})"
+    if error.unverified:
+        listed = "; ".join(error.unverified[:3]) + ("; ..." if len(error.unverified) > 3 else "")
+        return f"its checkpoint could not be checked: part of the mechanism cannot be fingerprinted ({listed})"[:300]
+    detail = str(error).split(": ", 1)[-1].split(".  ")[0]
+    if error.unreadable:
+        return f"its checkpoint is unreadable ({detail})"[:300]
+    return f"its checkpoint was made by another audit ({detail})"[:300]
 
 
 def _sidecar(out: Path, slug: str) -> Path:

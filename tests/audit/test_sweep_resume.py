@@ -303,3 +303,40 @@ def test_a_re_audit_cut_off_before_its_row_finishes_still_says_why_when_it_does(
     assert f"engine 7 → {ENGINE_VERSION}" in (tmp_path / "sweep.md").read_text()
     # The set-aside checkpoints are engine 7's, the cut row's own one was resumed, not set aside.
     assert not (tmp_path / "superseded" / "checkpoints" / f"{cut}.2.npz").exists()
+
+
+def test_a_checkpoint_that_cannot_be_checked_is_set_aside_for_that_reason_not_as_another_audits(tmp_path, monkeypatch):
+    from audit.sweep import runner
+    from mechanisms.adapters.released import LibraryRelease
+
+    log = open(tmp_path / "log.txt", "w")  # a file cannot be pickled: the part of the release that writes it
+    # cannot be fingerprinted
+
+    def logged_noise(data, random_state, **params):
+        log.write(".")
+        return toy.noise(data, random_state, **params)
+
+    plan = runner.plan_rows
+
+    def logged(case):
+        return dataclasses.replace(case, mechanism=LibraryRelease(logged_noise, case.mechanism.params, "toy.logged", case.claim, 2))
+
+    monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(tuple(map(logged, cases)), **kw))
+    kwargs = dict(budget="small", out=tmp_path / "out", progress=False, date="2026-01-01", entries=["noise.laplace"],
+                  repro=False)
+    try:
+        first = run_sweep(toy.NAME, **kwargs)
+        slug = first["rows"][0]["slug"]
+        assert first["rows"][0]["verdict"] == "NOT_REFUTED"  # audited (a seeded run: the same seed, the same report)
+        mark = (tmp_path / "out" / "checkpoints" / f"{slug}.json").read_text()
+        (tmp_path / "out" / "rows" / f"{slug}.json").unlink()  # interrupted: its checkpoint is left, marked as ours
+        (row,) = run_sweep(toy.NAME, resume=True, **kwargs)["rows"]
+    finally:
+        log.close()
+    assert row["reaudited"] == ("its checkpoint could not be checked: part of the mechanism cannot be fingerprinted "
+                                "(mechanism: value.release closure[0]: a _io.TextIOWrapper (TypeError: "
+                                "cannot pickle '_io.TextIOWrapper' object))")
+    assert _strip([row]) == _strip(first["rows"])  # audited again from scratch, at the same seed
+    kept = tmp_path / "out" / "superseded" / "checkpoints"  # the refused checkpoint keeps its mark, true of it
+    assert row["superseded"] == [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
+    assert (kept / f"{slug}.json").read_text() == mark and (kept / f"{slug}.npz").is_file()
