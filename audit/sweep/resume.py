@@ -42,8 +42,8 @@ from ..checkpoint import PART_NAMES, load_state, write_atomic
 from ..engine import ENGINE_VERSION
 from ..errors import CheckpointError
 
-__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "refusal_reason", "prepare_row", "recover",
-           "set_aside_checkpoint"]
+__all__ = ["SUPERSEDED", "ERROR_COPY", "set_aside", "fingerprint_changes", "key_changes", "refusal_reason",
+           "prepare_row", "recover", "set_aside_checkpoint"]
 
 #: The folder of ``OUT`` that keeps the files of other audits that a resumed sweep replaced.
 SUPERSEDED = "superseded"

@@ -200,7 +200,8 @@ def test_a_resume_cut_off_at_any_step_of_setting_aside_is_finished_by_the_next_w
     move, write = resume._move, resume.write_atomic
     with monkeypatch.context() as patch:  # count the file-system steps of an uncut set-aside
         patch.setattr(resume, "_move", lambda a, b: (steps.append(("move", a.name)), move(a, b))[1])
-        patch.setattr(resume, "write_atomic", lambda path, data: (steps.append(("write", path.name)), write(path, data))[1])
+        patch.setattr(resume, "write_atomic",
+                      lambda path, data: (steps.append(("write", path.name)), write(path, data))[1])
         note = _resume(whole)
     expected = _files(whole)
     assert note == {"reason": "its saved row was made by another audit (engine 7 → 8)",
@@ -208,7 +209,8 @@ def test_a_resume_cut_off_at_any_step_of_setting_aside_is_finished_by_the_next_w
                                    "superseded/checkpoints/row.2.npz", "superseded/checkpoints/row.2.json"]}
     assert expected["superseded/checkpoints/row.2.npz"] == "old counts"  # with its own label, the old mark
     assert json.loads(expected["superseded/checkpoints/row.2.json"]) == {"fingerprint": OLD, "graybox": False}
-    assert expected["superseded/checkpoints/row.npz"] == "older counts" and "superseded/checkpoints/row.json" not in expected
+    assert expected["superseded/checkpoints/row.npz"] == "older counts"
+    assert "superseded/checkpoints/row.json" not in expected
     assert json.loads(expected["checkpoints/row.json"]) == {"fingerprint": NEW, "graybox": False, "reaudited": note}
     # the plan, the script, the record, the label, the checkpoint, the final mark
     assert [kind for kind, _ in steps] == ["write", "move", "move", "write", "move", "write"]
@@ -294,12 +296,13 @@ def test_a_re_audit_cut_off_before_its_row_finishes_still_says_why_when_it_does(
     document = _sweep(tmp_path, resume=True)  # the cut row continues from its own checkpoint
     assert _strip(document["rows"]) == _strip(fresh["rows"])
     kept = tmp_path / "superseded" / "checkpoints"
-    assert (kept / f"{cut}.npz").is_file()  # engine 7's checkpoint of the cut row (a row refuted by its quick look has none)
+    assert (kept / f"{cut}.npz").is_file()  # engine 7's, of the cut row (a row refuted by its quick look has none)
     for row in document["rows"]:  # the reason the first resume found, and the files it set aside
         slug = row["slug"]
         assert row["reaudited"] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
         pair = [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
-        assert row["superseded"] == [f"superseded/rows/{slug}.json"] + (pair if (kept / f"{slug}.npz").is_file() else [])
+        expected = [f"superseded/rows/{slug}.json"] + (pair if (kept / f"{slug}.npz").is_file() else [])
+        assert row["superseded"] == expected
     assert f"engine 7 → {ENGINE_VERSION}" in (tmp_path / "sweep.md").read_text()
     # The set-aside checkpoints are engine 7's, the cut row's own one was resumed, not set aside.
     assert not (tmp_path / "superseded" / "checkpoints" / f"{cut}.2.npz").exists()
@@ -319,7 +322,8 @@ def test_a_checkpoint_that_cannot_be_checked_is_set_aside_for_that_reason_not_as
     plan = runner.plan_rows
 
     def logged(case):
-        return dataclasses.replace(case, mechanism=LibraryRelease(logged_noise, case.mechanism.params, "toy.logged", case.claim, 2))
+        release = LibraryRelease(logged_noise, case.mechanism.params, "toy.logged", case.claim, 2)
+        return dataclasses.replace(case, mechanism=release)
 
     monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(tuple(map(logged, cases)), **kw))
     kwargs = dict(budget="small", out=tmp_path / "out", progress=False, date="2026-01-01", entries=["noise.laplace"],
