@@ -107,7 +107,8 @@ def load_state(path, key: Optional[CheckpointKey] = None) -> Optional[tuple[dict
             meta = json.loads(bytes(data["__meta__"]).decode())
             arrays = {name: data[name] for name in data.files if name != "__meta__"}
     except Exception as exc:
-        raise CheckpointError(f"`checkpoint` file {str(path)!r} is not a readable dpaudit checkpoint: {exc}") from exc
+        raise CheckpointError(f"`checkpoint` file {str(path)!r} is not a readable dpaudit checkpoint: {exc}",
+                              unreadable=True) from exc
     if key is None:
         return meta, arrays
     if meta.get("fingerprint") != key.digest:
@@ -128,5 +129,6 @@ def load_state(path, key: Optional[CheckpointKey] = None) -> Optional[tuple[dict
         raise CheckpointError(
             f"`checkpoint` file {str(path)!r} cannot be resumed safely: part of the mechanism or statistic "
             f"cannot be fingerprinted ({listed}), so an edit to it would go unnoticed.  Pass "
-            "assume_unchanged=True if it has not changed since the checkpoint was written, or delete the file")
+            "assume_unchanged=True if it has not changed since the checkpoint was written, or delete the file",
+            unverified=key.unverified)
     return meta, arrays

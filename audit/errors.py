@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 __all__ = ["MechanismError", "CheckpointError", "ReproducibilityWarning", "CheckpointWarning"]
 
@@ -16,16 +16,23 @@ class MechanismError(RuntimeError):
 
 
 class CheckpointError(ValueError):
-    """A checkpoint file is unreadable or belongs to a different audit.
+    """A checkpoint file is unreadable, belongs to a different audit, or cannot be told apart
+    from another audit's.
 
     ``differs`` maps each part of the checkpoint's key that differs from the audit's
     (:data:`audit.checkpoint.PART_NAMES`) to its (saved, current) texts; it is empty when the file
-    is unreadable, predates keys with parts, or cannot be fingerprinted in full.
+    is unreadable, predates keys with parts, or cannot be fingerprinted in full.  ``unverified``
+    lists what of the mechanism or statistic could not be fingerprinted when that is the reason
+    (the keys match, but an edit to those parts would go unnoticed); ``unreadable`` is true when
+    the file is not a readable checkpoint.
     """
 
-    def __init__(self, message: str, differs: Optional[Mapping[str, tuple]] = None) -> None:
+    def __init__(self, message: str, differs: Optional[Mapping[str, tuple]] = None, *,
+                 unverified: Sequence[str] = (), unreadable: bool = False) -> None:
         super().__init__(message)
         self.differs = dict(differs or {})
+        self.unverified = tuple(unverified)
+        self.unreadable = bool(unreadable)
 
 
 class ReproducibilityWarning(UserWarning):

@@ -28,7 +28,7 @@ from ..render.text import claim_label
 from ..render.witness import pair_statistic
 from ..settings import AuditSettings
 from .plan import PlannedRow
-from .resume import key_changes, set_aside
+from .resume import refusal_reason, set_aside_checkpoint
 
 __all__ = ["audit_row", "row_fingerprint", "witness_summary", "linked_known", "PREFLIGHT_DRAWS"]
 
@@ -147,13 +147,15 @@ def audit_row(row: PlannedRow, *, library: str, version: Optional[str], out, che
     try:
         try:
             report = _run(case, scenario, settings)
-        except CheckpointError as exc:  # another audit's checkpoint: set aside, audit from scratch
-            moved = set_aside(settings.checkpoint, out) if settings.checkpoint is not None else None
-            if moved is None:
+        except CheckpointError as exc:  # refused (another audit's, or not checkable): set aside, audit from scratch
+            if settings.checkpoint is None or not settings.checkpoint.is_file():
                 raise
-            why = key_changes(exc.differs) if exc.differs else str(exc).split(": ", 1)[-1].split(".  ")[0]
-            record["reaudited"] = f"its checkpoint was made by another audit ({why})"
-            record["superseded"] = [moved.relative_to(out).as_posix()]
+            record["reaudited"] = refusal_reason(exc)
+            # The reason is kept in the checkpoint's mark too: cut off before it finishes, the row still
+            # says why.  Refused only for what could not be fingerprinted, the checkpoint is the one the
+            # mark describes, and the mark's copy labels it.
+            record["superseded"] = set_aside_checkpoint(out, row.slug, record["reaudited"],
+                                                        labelled=bool(exc.unverified) and not exc.differs)
             report = _run(case, scenario, settings)
     except (ValueError, TypeError, MechanismError, ImportError) as exc:
         text = str(exc).strip().splitlines()

@@ -48,7 +48,7 @@ from ..version import __version__
 from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
 from .repro import REPRO_DRAWS, certified_sets, readable_event, script_draws, script_text
-from .resume import SUPERSEDED, prepare_row
+from .resume import SUPERSEDED, prepare_row, recover
 from .rows import audit_row, linked_known, row_fingerprint, save_row
 from .table import sweep_markdown
 
@@ -355,6 +355,8 @@ def run_sweep(library: str, *, budget: str = "default", out: Any = DEFAULT_OUT, 
     stale: dict[str, dict] = {}  # saved rows of another audit: re-audited, their files set aside
     for row in rows:
         path = out / "rows" / f"{row.slug}.json"
+        if resume:
+            recover(out, row.slug)  # a set-aside that a crash cut off is finished before the row's files are read
         if resume and path.is_file():
             saved = json.loads(path.read_text())
             if (saved.get("fingerprint") == row_fingerprint(row, version) and saved.get("status") != "error"

@@ -161,31 +161,186 @@ def test_set_aside_never_overwrites_an_earlier_file_and_changes_are_named(tmp_pa
     assert fingerprint_changes(None, new) == "it was written by another version of dpaudit"
 
 
-def test_a_resume_cut_off_while_setting_aside_a_row_loses_neither_its_record_nor_its_script(tmp_path, monkeypatch):
+OLD = json.dumps({"engine": "7", "samples": 200})
+NEW = json.dumps({"engine": "8", "samples": 200})
+
+
+def _other_audits_row(out):
+    """A row's files as another audit (engine 7) left them, and an unlabelled checkpoint that an
+    older sweep set aside: the new pair must take a number of its own for both its files."""
+    saved = {"fingerprint": OLD, "repro": {"path": "repro/row.py"}}
+    files = {"rows/row.json": json.dumps(saved), "repro/row.py": "old script", "checkpoints/row.npz": "old counts",
+             "checkpoints/row.json": json.dumps({"fingerprint": OLD, "graybox": False}),
+             "superseded/checkpoints/row.npz": "older counts"}
+    for path, text in files.items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text(text)
+
+
+def _files(out):
+    return {p.relative_to(out).as_posix(): p.read_text() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _resume(out):
+    """What run_sweep does for the row: finish a cut set-aside, read the record, prepare the row."""
     import audit.sweep.resume as resume
 
-    new = json.dumps({"engine": "8", "samples": 200})
-    saved = {"fingerprint": json.dumps({"engine": "7", "samples": 200}), "repro": {"path": "repro/row.py"}}
-    (tmp_path / "rows").mkdir()
-    (tmp_path / "repro").mkdir()
-    (tmp_path / "rows" / "row.json").write_text(json.dumps(saved))
-    (tmp_path / "repro" / "row.py").write_text("old script")
-    moves = []
+    resume.recover(out, "row")
+    record = out / "rows" / "row.json"
+    return resume.prepare_row(out, "row", NEW, False, json.loads(record.read_text()) if record.is_file() else None)
 
-    def cut_after_one(path, out):  # the process dies after the first file is moved
-        if moves:
+
+def test_a_resume_cut_off_at_any_step_of_setting_aside_is_finished_by_the_next_with_every_checkpoint_labelled(
+        tmp_path, monkeypatch):
+    import audit.sweep.resume as resume
+
+    whole = tmp_path / "whole"
+    _other_audits_row(whole)
+    steps = []
+    move, write = resume._move, resume.write_atomic
+    with monkeypatch.context() as patch:  # count the file-system steps of an uncut set-aside
+        patch.setattr(resume, "_move", lambda a, b: (steps.append(("move", a.name)), move(a, b))[1])
+        patch.setattr(resume, "write_atomic",
+                      lambda path, data: (steps.append(("write", path.name)), write(path, data))[1])
+        note = _resume(whole)
+    expected = _files(whole)
+    assert note == {"reason": "its saved row was made by another audit (engine 7 → 8)",
+                    "superseded": ["superseded/repro/row.py", "superseded/rows/row.json",
+                                   "superseded/checkpoints/row.2.npz", "superseded/checkpoints/row.2.json"]}
+    assert expected["superseded/checkpoints/row.2.npz"] == "old counts"  # with its own label, the old mark
+    assert json.loads(expected["superseded/checkpoints/row.2.json"]) == {"fingerprint": OLD, "graybox": False}
+    assert expected["superseded/checkpoints/row.npz"] == "older counts"
+    assert "superseded/checkpoints/row.json" not in expected
+    assert json.loads(expected["checkpoints/row.json"]) == {"fingerprint": NEW, "graybox": False, "reaudited": note}
+    # the plan, the script, the record, the label, the checkpoint, the final mark
+    assert [kind for kind, _ in steps] == ["write", "move", "move", "write", "move", "write"]
+
+    for cut in range(len(steps)):  # the process dies before step `cut` (0: before the plan is written)
+        out = tmp_path / f"cut{cut}"
+        _other_audits_row(out)
+        done = []
+
+        def die(step):
+            if len(done) == cut:
+                raise KeyboardInterrupt
+            done.append(step)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(resume, "_move", lambda a, b: (die(a), move(a, b))[1])
+            patch.setattr(resume, "write_atomic", lambda path, data: (die(path), write(path, data))[1])
+            with pytest.raises(KeyboardInterrupt):
+                _resume(out)
+        left = _files(out)
+        # Cut anywhere: every checkpoint set aside has its label, and one still in place is never this audit's.
+        assert all(name.replace(".npz", ".json") in left or name == "superseded/checkpoints/row.npz"
+                   for name in left if name.startswith("superseded/checkpoints/") and name.endswith(".npz"))
+        if "checkpoints/row.npz" in left:
+            assert json.loads(left["checkpoints/row.json"])["fingerprint"] == OLD
+        assert _resume(out) == note, cut  # the next resume finishes the set-aside: same files, same note
+        assert _files(out) == expected, cut
+
+
+def test_a_row_that_fails_on_every_resume_keeps_one_copy_of_its_error_and_names_every_file_kept(tmp_path, monkeypatch):
+    # The release refuses every input, so its row audits nothing (no draws: not statistical).
+    def sweep(**kwargs):
+        return run_sweep(toy.BROKEN, budget="small", out=tmp_path, progress=False, date="2026-01-01",
+                         entries=["noise.refused"], repro=False, **kwargs)
+
+    with monkeypatch.context() as patch:  # an older dpaudit, under which the row (say) audited fine
+        patch.setattr(audit.sweep.rows, "ENGINE_VERSION", "7")
+        first = sweep()
+    (record,) = first["rows"]
+    slug, path = record["slug"], tmp_path / "rows" / f"{record['slug']}.json"
+    audited = dict(json.loads(path.read_text()), status="done", verdict="NOT_REFUTED")
+    audited.pop("error")
+    path.write_text(json.dumps(audited))
+    kept = tmp_path / "superseded" / "rows"
+    errors = []
+    for run in range(3):
+        (row,) = sweep(resume=True)["rows"]
+        assert row["status"] == "error" and "refuses every input" in row["error"]
+        if run == 0:  # the audited record is kept under its own name, as any other audit's
+            assert row["reaudited"] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
+            assert row["superseded"] == [f"superseded/rows/{slug}.json"]
+        else:  # the error before it is kept once, replacing the one before that, and the first record stays named
+            assert row["reaudited"] == f"its saved row audited nothing ({errors[-1]['error']})"[:200]
+            assert row["superseded"] == [f"superseded/rows/{slug}.json", f"superseded/rows/{slug}.error.json"]
+            assert json.loads((kept / f"{slug}.error.json").read_text()) == errors[-1]
+        assert json.loads((kept / f"{slug}.json").read_text()) == audited
+        assert {p.name for p in kept.iterdir()} == {f"{slug}.json"} | ({f"{slug}.error.json"} if run else set())
+        errors.append(json.loads(path.read_text()))
+
+
+@pytest.mark.statistical
+def test_a_re_audit_cut_off_before_its_row_finishes_still_says_why_when_it_does(fresh, tmp_path, monkeypatch):
+    import audit.stages
+    from audit.sweep.runner import SweepInterrupted
+
+    with monkeypatch.context() as patch:  # the first run, by an engine "7"
+        patch.setattr(audit.engine, "ENGINE_VERSION", "7")
+        patch.setattr(audit.sweep.rows, "ENGINE_VERSION", "7")
+        _sweep(tmp_path)
+    cut = fresh["rows"][0]["slug"]
+    real = audit.stages.save_state
+
+    def stop_after_the_first_save(path, *args, **kwargs):  # Ctrl-C in the middle of the row's re-audit
+        real(path, *args, **kwargs)
+        if path.stem == cut:
             raise KeyboardInterrupt
-        moves.append(path)
-        return set_aside(path, out)
 
     with monkeypatch.context() as patch:
-        patch.setattr(resume, "set_aside", cut_after_one)
-        with pytest.raises(KeyboardInterrupt):
-            resume.prepare_row(tmp_path, "row", new, False, saved)
-    # The next resume reads the record still in place (or none) and sets aside what is left.
-    left = tmp_path / "rows" / "row.json"
-    note = resume.prepare_row(tmp_path, "row", new, False, json.loads(left.read_text()) if left.is_file() else None)
-    assert (tmp_path / "superseded" / "repro" / "row.py").read_text() == "old script"
-    assert json.loads((tmp_path / "superseded" / "rows" / "row.json").read_text()) == saved
-    assert not (tmp_path / "repro" / "row.py").exists() and not left.exists()
-    assert note is not None and note["superseded"] == ["superseded/rows/row.json"]
+        patch.setattr(audit.stages, "save_state", stop_after_the_first_save)
+        with pytest.raises(SweepInterrupted):
+            _sweep(tmp_path, resume=True)
+    assert not (tmp_path / "rows" / f"{cut}.json").exists() and (tmp_path / "checkpoints" / f"{cut}.npz").is_file()
+    document = _sweep(tmp_path, resume=True)  # the cut row continues from its own checkpoint
+    assert _strip(document["rows"]) == _strip(fresh["rows"])
+    kept = tmp_path / "superseded" / "checkpoints"
+    assert (kept / f"{cut}.npz").is_file()  # engine 7's, of the cut row (a row refuted by its quick look has none)
+    for row in document["rows"]:  # the reason the first resume found, and the files it set aside
+        slug = row["slug"]
+        assert row["reaudited"] == f"its saved row was made by another audit (engine 7 → {ENGINE_VERSION})"
+        pair = [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
+        expected = [f"superseded/rows/{slug}.json"] + (pair if (kept / f"{slug}.npz").is_file() else [])
+        assert row["superseded"] == expected
+    assert f"engine 7 → {ENGINE_VERSION}" in (tmp_path / "sweep.md").read_text()
+    # The set-aside checkpoints are engine 7's, the cut row's own one was resumed, not set aside.
+    assert not (tmp_path / "superseded" / "checkpoints" / f"{cut}.2.npz").exists()
+
+
+def test_a_checkpoint_that_cannot_be_checked_is_set_aside_for_that_reason_not_as_another_audits(tmp_path, monkeypatch):
+    from audit.sweep import runner
+    from mechanisms.adapters.released import LibraryRelease
+
+    log = open(tmp_path / "log.txt", "w")  # a file cannot be pickled: the part of the release that writes it
+    # cannot be fingerprinted
+
+    def logged_noise(data, random_state, **params):
+        log.write(".")
+        return toy.noise(data, random_state, **params)
+
+    plan = runner.plan_rows
+
+    def logged(case):
+        release = LibraryRelease(logged_noise, case.mechanism.params, "toy.logged", case.claim, 2)
+        return dataclasses.replace(case, mechanism=release)
+
+    monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(tuple(map(logged, cases)), **kw))
+    kwargs = dict(budget="small", out=tmp_path / "out", progress=False, date="2026-01-01", entries=["noise.laplace"],
+                  repro=False)
+    try:
+        first = run_sweep(toy.NAME, **kwargs)
+        slug = first["rows"][0]["slug"]
+        assert first["rows"][0]["verdict"] == "NOT_REFUTED"  # audited (a seeded run: the same seed, the same report)
+        mark = (tmp_path / "out" / "checkpoints" / f"{slug}.json").read_text()
+        (tmp_path / "out" / "rows" / f"{slug}.json").unlink()  # interrupted: its checkpoint is left, marked as ours
+        (row,) = run_sweep(toy.NAME, resume=True, **kwargs)["rows"]
+    finally:
+        log.close()
+    assert row["reaudited"] == ("its checkpoint could not be checked: part of the mechanism cannot be fingerprinted "
+                                "(mechanism: value.release closure[0]: a _io.TextIOWrapper (TypeError: "
+                                "cannot pickle '_io.TextIOWrapper' object))")
+    assert _strip([row]) == _strip(first["rows"])  # audited again from scratch, at the same seed
+    kept = tmp_path / "out" / "superseded" / "checkpoints"  # the refused checkpoint keeps its mark, true of it
+    assert row["superseded"] == [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
+    assert (kept / f"{slug}.json").read_text() == mark and (kept / f"{slug}.npz").is_file()
