@@ -50,6 +50,15 @@ Targets:
   probability P(χ²₃ < (2ε)²) = 0.74 at ε = 1.  Deprecated in 0.4 as not DP and removed in 0.5.0:
   the fixed release must report the entry "not in this release".
 
+- **OpenDP 0.4.0 → 0.5.0, make_base_gaussian and make_base_analytic_gaussian** (the same *Security*
+  entry as the Laplace: both float Gaussians replaced; the analytic one removed, so the fixed release
+  must report it "not in this release").  0.4 releases v + noise in doubles, on v's grid.
+- **PipelineDP 0.2.1 → 0.3.0, VECTOR_SUM** (OpenMined/PipelineDP#551, fixed by #556 in 0.3.0):
+  0.2.1 clipped the partition's total to ``vector_max_norm`` instead of each unit's sum, so one unit
+  beyond the bound turns a total of −M into +M, twice the sensitivity the noise assumes.  The target
+  row is ``vector_max_norm=1.0``; at M = 5 0.2.1 also leaves M out of the noise's sensitivity
+  (l0 · max_contributions_per_partition), which #559 changed in the same release.
+
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
 
@@ -119,6 +128,14 @@ TARGETS = (
     Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
            "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
            removed=True),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_gaussian", "scale=6.0",
+           "OpenDP 0.5.0 changelog, Security: float Gaussian replaced to address precision-based attacks"),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_analytic_gaussian", "scale=1.0",
+           "OpenDP 0.5.0 changelog, Security: float Gaussians replaced to address precision-based attacks; "
+           "make_base_analytic_gaussian removed for make_base_gaussian", removed=True),
+    Target("pipeline-dp", "0.2.1", "0.3.0", "aggregate.VECTOR_SUM", "vector_max_norm=1.0",
+           "OpenMined/PipelineDP#551, fixed by #556 in 0.3.0 (VectorSum clipped the partition's total, not each "
+           "unit's contribution)"),
 )
 
 
