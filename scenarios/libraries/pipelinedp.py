@@ -150,15 +150,16 @@ def _unit(*recs) -> np.ndarray:
     return np.array(row)
 
 
-def _unit_pairs(lo: float, hi: float, *, private: bool, empty: bool = False) -> list[tuple]:
+def _unit_pairs(lo: float, hi: float, *, private: bool, empty: bool = False, size: int = 0) -> list[tuple]:
     """Add-remove pairs of one privacy unit: a unit over the per-partition and cross-partition bounds,
     beyond the value bounds, at 1e300; one unit against two; with private partitions, a unit alone in
     a new partition c.  ``empty``: the empty dataset against one unit, alone (PipelineDP refuses an
-    empty collection, an event that would mask every other pair of the row)."""
+    empty collection, an event that would mask every other pair of the row).  ``size``: the number of
+    base units, half in a and half in b (default 30 with private partitions, 4 with public ones)."""
     if empty:
         return [(np.zeros((0, 6)), _unit((0, hi)).reshape(1, -1), "empty vs one unit in a")]
     mid = (lo + hi) / 2
-    size = 30 if private else 4  # private selection releases a partition only with enough units
+    size = size or (30 if private else 4)  # private selection releases a partition only with enough units
     base = np.array([_unit((i % 2, lo if i % 3 else mid)) for i in range(size)])
     beyond = hi + 10 * (hi - lo)
     extra = [(_unit((0, hi), (0, hi), (0, hi)), "add a unit with 3 records in a at max_value"),
@@ -246,13 +247,14 @@ def _vector_sum() -> Entry:
     """Metrics.VECTOR_SUM with private partitions (public ones raise in every release, 0.2.1 to 0.3.1: an
     empty partition's accumulator is None, or a 0-d sum whose norm numpy refuses).  Each record's
     value is a vector of size 1 within the L∞ bound ``vector_max_norm`` = M, so the pairs are those of
-    the scalar metrics with bounds [−M, M]: the base units sum to about −10·M in a, and a unit beyond
-    the bound (clipped to +M, as each unit's sum must be) moves it by M at most."""
+    the scalar metrics with bounds [−M, M], on 120 base units (60 in a, 60 in b, so that both pass
+    the private selection at ε = 1): a's units sum to −40·M, and a unit at 1e300 (clipped to +M, as
+    each unit's sum must be) moves the sum by M at most."""
     def build(point):
         bound = point["vector_max_norm"]
         params = {"max_partitions_contributed": 1, "max_contributions_per_partition": 1, **point}
         claim = _claim(point["epsilon"], point["delta"])
-        pairs = _unit_pairs(-bound, bound, private=True)
+        pairs = _unit_pairs(-bound, bound, private=True, size=120)
         label = point_label(point)
         mechanism = LibraryRelease(aggregate_vectors, params, f"pipeline_dp.VECTOR_SUM({label})", claim, 7,
                                    deterministic=False)
