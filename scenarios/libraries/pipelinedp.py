@@ -239,8 +239,9 @@ def _aggregations() -> list[Entry]:
 
 
 #: The documented fix the VECTOR_SUM rows exercise (a release before 0.3.0 is refuted by them).
-VECTOR_SUM_CLIPPING = ("OpenMined/PipelineDP#551 (VectorSum clipped the partition's total, not each unit's "
-                       "contribution; fixed by #556, released in 0.3.0)")
+VECTOR_SUM_CLIPPING = ("OpenMined/PipelineDP#551 and #552 (VectorSum clipped the partition's total, not each "
+                       "unit's contribution, and its noise left vector_max_norm out of the sensitivity; fixed by "
+                       "#556 and #559, released in 0.3.0)")
 
 
 def _vector_sum() -> Entry:
