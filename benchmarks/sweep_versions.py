@@ -50,6 +50,18 @@ Targets:
   probability P(χ²₃ < (2ε)²) = 0.74 at ε = 1.  Deprecated in 0.4 as not DP and removed in 0.5.0:
   the fixed release must report the entry "not in this release".
 
+- **OpenDP 0.4.0 → 0.5.0, make_base_gaussian and make_base_analytic_gaussian** (the same *Security*
+  entry as the Laplace: both float Gaussians replaced; the analytic one removed, so the fixed release
+  must report it "not in this release").  0.4 releases v + noise in doubles, on v's grid.
+- **PipelineDP 0.2.1 → 0.3.0, VECTOR_SUM** (OpenMined/PipelineDP#551, fixed by #556 in 0.3.0):
+  0.2.1 clipped the partition's total to ``vector_max_norm`` instead of each unit's sum, so one unit
+  beyond the bound turns a total of −M into +M, twice the sensitivity the noise assumes; and its
+  noise's sensitivity, l0 · max_contributions_per_partition, leaves M out (#552, changed by #559 in
+  the same release).  The target row is ``vector_max_norm=5.0``, where both show.  At M = 1 the
+  first alone is not refutable with private partitions: the accountant gives half of ε to the
+  selection, which a partition of 60 units passes on both datasets, so the sum's Laplace scale is
+  1/(ε/2) = 2 and the shift of 2M = 2 costs ε/2 + ε/2 = ε, exactly the claim.
+
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
 
@@ -119,6 +131,14 @@ TARGETS = (
     Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
            "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
            removed=True),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_gaussian", "scale=6.0",
+           "OpenDP 0.5.0 changelog, Security: float Gaussian replaced to address precision-based attacks"),
+    Target("opendp", "0.4.0", "0.5.0", "measurements.make_base_analytic_gaussian", "scale=1.0",
+           "OpenDP 0.5.0 changelog, Security: float Gaussians replaced to address precision-based attacks; "
+           "make_base_analytic_gaussian removed for make_base_gaussian", removed=True),
+    Target("pipeline-dp", "0.2.1", "0.3.0", "aggregate.VECTOR_SUM", "vector_max_norm=5.0",
+           "OpenMined/PipelineDP#551 and #552, fixed by #556 and #559 in 0.3.0 (VectorSum clipped the partition's "
+           "total, not each unit's contribution, and its noise left vector_max_norm out of the sensitivity)"),
 )
 
 

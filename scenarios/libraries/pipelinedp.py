@@ -37,7 +37,8 @@ from .catalogue import Case, Entry, Library, point_label, require_library
 from .families import HUGE, row_pairs
 from .registry import register_library
 
-__all__ = ["LIBRARY", "records", "engine", "aggregate", "select", "noise", "entries", "public_api"]
+__all__ = ["LIBRARY", "records", "engine", "aggregate", "aggregate_vectors", "select", "noise", "entries",
+           "public_api"]
 
 ADD_REMOVE, REPLACE = Relation.ADD_REMOVE, Relation.REPLACE
 _PARTITIONS = ("a", "b", "c")
@@ -90,6 +91,28 @@ def aggregate(data, random_state, *, metrics, epsilon, delta, public=True, accou
     return out
 
 
+def aggregate_vectors(data, random_state, *, epsilon, delta, vector_max_norm, vector_norm_kind="Linf",
+                      noise_kind="LAPLACE", **params):
+    """DPEngine.aggregate of Metrics.VECTOR_SUM over the units' records, each value a vector of size 1,
+    with private partition selection; for each partition a, b, c: whether it is released, then its sum."""
+    dp_engine, budget = engine(epsilon, delta)
+    norms = getattr(pipeline_dp, "NormKind", None) or pipeline_dp.aggregate_params.NormKind  # top level until 0.2
+    agg = pipeline_dp.AggregateParams(metrics=[pipeline_dp.Metrics.VECTOR_SUM],
+                                      noise_kind=getattr(pipeline_dp.NoiseKind, noise_kind), vector_size=1,
+                                      vector_max_norm=vector_max_norm, vector_norm_kind=getattr(norms, vector_norm_kind),
+                                      **params)
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1],
+                                            value_extractor=lambda r: np.array([r[2]]))
+    result = dp_engine.aggregate(records(data), agg, extractors)
+    budget.compute_budgets()
+    found = dict(result)
+    out = []
+    for key in "abc":
+        values = found.get(key)
+        out += [0.0, 0.0] if values is None else [1.0, float(np.asarray(values[0]).reshape(-1)[0])]
+    return out
+
+
 def select(data, random_state, *, epsilon, delta, max_partitions_contributed=1, strategy="TRUNCATED_GEOMETRIC",
            pre_threshold=None):
     """DPEngine.select_partitions: whether each partition a, b, c is released."""
@@ -127,15 +150,18 @@ def _unit(*recs) -> np.ndarray:
     return np.array(row)
 
 
-def _unit_pairs(lo: float, hi: float, *, private: bool, empty: bool = False) -> list[tuple]:
+def _unit_pairs(lo: float, hi: float, *, private: bool, empty: bool = False, size: int = 0) -> list[tuple]:
     """Add-remove pairs of one privacy unit: a unit over the per-partition and cross-partition bounds,
     beyond the value bounds, at 1e300; one unit against two; with private partitions, a unit alone in
     a new partition c.  ``empty``: the empty dataset against one unit, alone (PipelineDP refuses an
-    empty collection, an event that would mask every other pair of the row)."""
+    empty collection, an event that would mask every other pair of the row).  ``size``: the number of
+    base units, half in a and half in b (default 120 with private partitions, 4 with public ones)."""
     if empty:
         return [(np.zeros((0, 6)), _unit((0, hi)).reshape(1, -1), "empty vs one unit in a")]
     mid = (lo + hi) / 2
-    size = 30 if private else 4  # private selection releases a partition only with enough units
+    # Private selection releases a partition only with enough units: at ε = 1 split over selection and
+    # two metrics, a partition of 15 units was released on 1 of 40 runs of 0.3.1, one of 60 on all.
+    size = size or (120 if private else 4)
     base = np.array([_unit((i % 2, lo if i % 3 else mid)) for i in range(size)])
     beyond = hi + 10 * (hi - lo)
     extra = [(_unit((0, hi), (0, hi), (0, hi)), "add a unit with 3 records in a at max_value"),
@@ -214,6 +240,37 @@ def _aggregations() -> list[Entry]:
     ]
 
 
+#: The documented fix the VECTOR_SUM rows exercise (a release before 0.3.0 is refuted by them).
+VECTOR_SUM_CLIPPING = ("OpenMined/PipelineDP#551 and #552 (VectorSum clipped the partition's total, not each "
+                       "unit's contribution, and its noise left vector_max_norm out of the sensitivity; fixed by "
+                       "#556 and #559, released in 0.3.0)")
+
+
+def _vector_sum() -> Entry:
+    """Metrics.VECTOR_SUM with private partitions (public ones raise in every release, 0.2.1 to 0.3.1: an
+    empty partition's accumulator is None, or a 0-d sum whose norm numpy refuses).  Each record's
+    value is a vector of size 1 within the L∞ bound ``vector_max_norm`` = M, so the pairs are those of
+    the scalar metrics with bounds [−M, M], on 120 base units (60 in a, 60 in b, so that both pass
+    the private selection at ε = 1): a's units sum to −40·M, and a unit at 1e300 (clipped to +M, as
+    each unit's sum must be) moves the sum by M at most."""
+    def build(point):
+        bound = point["vector_max_norm"]
+        params = {"max_partitions_contributed": 1, "max_contributions_per_partition": 1, **point}
+        claim = _claim(point["epsilon"], point["delta"])
+        pairs = _unit_pairs(-bound, bound, private=True)
+        label = point_label(point)
+        mechanism = LibraryRelease(aggregate_vectors, params, f"pipeline_dp.VECTOR_SUM({label})", claim, 7,
+                                   deterministic=False)
+        return Case("aggregate.VECTOR_SUM", label, dict(point), mechanism, claim,
+                    _scenario.from_pairs(pairs, ADD_REMOVE), aggregate_vectors, params, "query",
+                    statistic="coordinates", layout=_layout(["VECTOR_SUM"]), known=VECTOR_SUM_CLIPPING)
+    grid = [{"epsilon": 1.0, "delta": 1e-5, "vector_max_norm": 1.0},
+            {"epsilon": 1.0, "delta": 1e-5, "vector_max_norm": 5.0}]
+    return Entry("aggregate.VECTOR_SUM", ("pipeline_dp.Metrics.VECTOR_SUM",), "query",
+                 _TEXT.format(metric="VECTOR_SUM") + "; each unit's vector sum clipped to vector_max_norm",
+                 ADD_REMOVE, tuple(grid), build)
+
+
 def _selection() -> Entry:
     def build(point):
         claim = _claim(point["epsilon"], point["delta"])
@@ -262,7 +319,7 @@ def _add_noise() -> Entry:
 # -- the library --------------------------------------------------------------------------------------
 def entries() -> tuple[Entry, ...]:
     """The whole catalogue."""
-    return tuple(_aggregations() + [_selection(), _add_noise()])
+    return tuple(_aggregations() + [_vector_sum(), _selection(), _add_noise()])
 
 
 def public_api() -> tuple[str, ...]:
@@ -281,9 +338,6 @@ _EXCLUDED = {
     "pipeline_dp.DPEngine.calculate_private_contribution_bounds": "not yet written (releases a private bound "
                                                                   "on max_partitions_contributed)",
     "pipeline_dp.DPEngine.explain_computations_report": "not DP: a text report of the planned computation",
-    "pipeline_dp.Metrics.VECTOR_SUM": "not yet written: on 0.3.1 it raises on every public-partition run "
-                                      "(an empty accumulator is a 0-d sum, numpy's norm refuses it) and with "
-                                      "Laplace noise for the L2 norm",
     "pipeline_dp.PartitionSelectionStrategy.WEIGHTED_GAUSSIAN_THRESHOLDING": "not yet written",
     "pipeline_dp.PLDBudgetAccountant": "not yet written: its compute_budgets takes 2.5 s on 2 cores, so a "
                                        "row at the default budget would take days (the releases it calibrates are "

@@ -10,6 +10,10 @@ that plants a documented bug class, for the statistical tests:
   bounds): adding a unit at 1e300 moves the sum by 1e300 against Laplace noise of scale 1/ε;
 - ``snsynth``'s ``DPcovariance`` with ``FLAGS["raw"] = True`` clips the data and then uses the raw
   data, as smartnoise-synth ≤ 1.0.5 did (opendp/smartnoise-sdk#622);
+- ``pipeline_dp``'s ``VECTOR_SUM`` with ``FLAGS["clip_total"] = True`` clips the partition's total to
+  ``vector_max_norm`` instead of each unit's sum, as pipeline-dp ≤ 0.2.1 did
+  (OpenMined/PipelineDP#551): one unit beyond the bound moves a total of −M to +M, twice the
+  sensitivity its noise is calibrated to;
 - the fake dpmm pipeline, like dpmm, gives the generated columns the categorical domain it imputed
   from the data;
 - the fake MWEM samples uniformly over the categories it was fitted on, read from the data unless a
@@ -27,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 RNG = np.random.default_rng(0)
-FLAGS = {"clamp": True, "raw": False}
+FLAGS = {"clamp": True, "raw": False, "clip_total": False}
 
 
 def _module(name: str, **attrs) -> types.ModuleType:
@@ -41,7 +45,7 @@ def install(monkeypatch, library: str, seed: int = 0) -> None:
     catalogue module and its registration so that the next import builds them on the fake."""
     global RNG
     RNG = np.random.default_rng(seed)
-    FLAGS.update(clamp=True, raw=False)
+    FLAGS.update(clamp=True, raw=False, clip_total=False)
     from scenarios.libraries import registry
 
     modules = {"pydp": _pydp, "pipeline-dp": _pipeline_dp, "smartnoise-sql": _snsql, "smartnoise-synth": _snsynth,
@@ -167,7 +171,23 @@ def _pipeline_dp() -> dict:
                 groups.setdefault(extractors.partition_extractor(row), []).append(extractors.value_extractor(row))
             keys = public_partitions if public_partitions is not None else [k for k, v in groups.items() if len(v) > 5]
             Row = namedtuple("MetricsTuple", [f"m{i}" for i in range(len(params.metrics))])
+            if params.metrics == ["VECTOR_SUM"]:
+                return [(k, Row(self._vector_sum(col, k, params, extractors))) for k in keys]
             return [(k, Row(*(len(groups.get(k, [])) + self._noise() for _ in params.metrics))) for k in keys]
+
+        def _vector_sum(self, col, key, params, extractors):
+            """Each unit's vectors summed, clipped to the L∞ bound per unit (or, with
+            FLAGS["clip_total"], only the partition's total), plus Laplace noise of scale M/ε."""
+            bound, units = params.vector_max_norm, {}
+            for row in col:
+                if extractors.partition_extractor(row) == key:
+                    unit = extractors.privacy_id_extractor(row)
+                    units[unit] = units.get(unit, 0.0) + np.asarray(extractors.value_extractor(row), dtype=float)
+            if FLAGS["clip_total"]:
+                total = np.clip(sum(units.values()), -bound, bound)
+            else:
+                total = sum(np.clip(v, -bound, bound) for v in units.values())
+            return total + RNG.laplace(0.0, bound / self.budget.epsilon, size=np.shape(total))
 
         def select_partitions(self, col, params, extractors):
             counts: dict = {}
@@ -185,6 +205,7 @@ def _pipeline_dp() -> dict:
             return ""
 
     module = _module("pipeline_dp", Metrics=metrics, NoiseKind=enum("LAPLACE", "GAUSSIAN"),
+                     NormKind=enum("Linf", "L1", "L2"),
                      PartitionSelectionStrategy=enum("TRUNCATED_GEOMETRIC", "LAPLACE_THRESHOLDING",
                                                      "GAUSSIAN_THRESHOLDING", "WEIGHTED_GAUSSIAN_THRESHOLDING"),
                      AggregateParams=Params, SelectPartitionsParams=Params, AddDPNoiseParams=Params, DataExtractors=Params,

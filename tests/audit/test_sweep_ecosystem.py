@@ -101,6 +101,23 @@ def test_pydp_bounded_sum_without_clamping_is_refuted(monkeypatch, tmp_path, cla
 
 
 @pytest.mark.statistical
+@pytest.mark.parametrize("clip_total, verdict", [(True, "VIOLATED"), (False, "NOT_REFUTED")])
+def test_pipeline_dp_vector_sum_clipped_as_a_total_is_refuted(monkeypatch, tmp_path, clip_total, verdict):
+    # A total of −M that one unit beyond the bound turns into +M moves by 2M against noise of scale
+    # M/ε: the claim ε = 1 holds at ε = 2 at best, which the small budget refutes; clipped per unit
+    # (the fix of OpenMined/PipelineDP#551) the claim is exact and a sweep at 95% refutes it with
+    # probability at most 5%.
+    lib = _library(monkeypatch, "pipeline-dp")
+    fakes.FLAGS["clip_total"] = clip_total
+    case = next(c for e in lib.entries() if e.name == "aggregate.VECTOR_SUM" for c in e.cases()
+                if c.params["vector_max_norm"] == 1.0)
+    row, = plan_rows((case,), library="pipeline-dp", budget="small", confidence=0.95, seed=2026)
+    record = audit_row(row, library="pipeline-dp", version=None, out=tmp_path, checkpoints=False)
+    assert record.get("status") != "error", record.get("error")
+    assert record["verdict"] == verdict and "#551" in record["known"], record
+
+
+@pytest.mark.statistical
 @pytest.mark.parametrize("raw, verdict", [(True, "VIOLATED"), (False, "NOT_REFUTED")])
 def test_covariance_of_the_raw_data_is_refuted_and_the_fixed_release_is_not(monkeypatch, tmp_path, raw, verdict):
     lib = _library(monkeypatch, "smartnoise-synth")

@@ -2,7 +2,7 @@
 
 The sweep of pipeline-dp 0.3.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for aggregate.COUNT
 [epsilon=1.0, delta=0.0, data=empty], which claims 1-DP under add-remove: certified epsilon >=
-4.059 at delta = 0, at confidence 0.998437 (the sweep's Bonferroni share). Witness pair: empty
+4.051 at delta = 0, at confidence 0.998529 (the sweep's Bonferroni share). Witness pair: empty
 vs one unit in a.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
@@ -91,3 +91,4 @@ if __name__ == "__main__":
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
