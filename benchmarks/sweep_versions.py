@@ -50,6 +50,14 @@ Targets:
   probability P(χ²₃ < (2ε)²) = 0.74 at ε = 1.  Deprecated in 0.4 as not DP and removed in 0.5.0:
   the fixed release must report the entry "not in this release".
 
+- **SmartNoise SQL 0.1.1 → 0.1.2, SUM over a column without bounds** (opendp/smartnoise-sdk#317,
+  fixed by PR #318 on 2020-12-15, first released in ``opendp-smartnoise`` 0.1.2): a column whose
+  metadata gives no bounds had sensitivity None, which the reader reads as a grouping key's, so
+  ``SUM`` was released with no noise (``AVG`` was noisy only through its count).  These releases
+  ship as ``opendp-smartnoise`` and are swept by the catalogue for releases before 1.0
+  (``scenarios/libraries/snsql_legacy.py``).  The target row is ``SUM [bounds=None]``, swept
+  alone; 0.1.2 refuses that query (``ValueError``), so it must report the row "not in this release".
+
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
 
@@ -88,7 +96,7 @@ class Target:
     issue: str
     #: sweep only the target grid point (``--entries 'ENTRY [*POINT*]'``), not the entry's whole grid
     only_point: bool = False
-    #: the fix removed the entry: the fixed release must report it "not in this release"
+    #: the fix removed the entry, or refuses the grid point: the fixed release must report it "not in this release"
     removed: bool = False
 
     def expected(self, role: str) -> str:
@@ -119,6 +127,9 @@ TARGETS = (
     Target("diffprivlib", "0.4.1", "0.5.0", "mechanisms.Wishart", "epsilon=1.0",
            "IBM/differential-privacy-library#42 (the Wishart mechanism is not DP; deprecated in 0.4, removed in 0.5.0)",
            removed=True),
+    Target("smartnoise-sql", "0.1.1", "0.1.2", "SUM", "bounds=None",
+           "opendp/smartnoise-sdk#317, fixed by #318 in opendp-smartnoise 0.1.2 (a column without bounds summed with "
+           "no noise; 0.1.2 refuses the query)", only_point=True, removed=True),
 )
 
 
