@@ -19,6 +19,7 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
+import sys
 
 from .catalogue import Library
 
@@ -81,6 +82,8 @@ def _older_release(name: str) -> str | None:
         present = importlib.util.find_spec(probe) is not None
     except ImportError:  # the library itself is not installed: the built-in catalogue says how to install it
         return None
+    except ValueError:  # in sys.modules without a spec (a module made at run time): there unless blocked (None)
+        present = sys.modules.get(probe) is not None
     if present:
         return None
     try:
