@@ -297,7 +297,7 @@ def test_releases_before_1_0_install_opendp_smartnoise_with_their_pins(monkeypat
             (Path(command[-1]) / "bin" / "python").write_text("")
         return types.SimpleNamespace(returncode=0, stderr="", stdout="")
 
-    monkeypatch.setattr(releases.subprocess, "run", fake_run)
+    monkeypatch.setattr("audit.sweep.releases.subprocess.run", fake_run)
     monkeypatch.setattr(releases, "_interpreter", lambda name: "/usr/bin/" + name)
     monkeypatch.setattr(releases, "declare_gaussian_arguments", lambda path: None)  # no api.py in a fake build
     python = releases.ensure_environment("smartnoise-sql", "smartnoise-sql", "0.1.1", folder=tmp_path)
