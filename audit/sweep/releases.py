@@ -8,6 +8,8 @@ by ``python -m audit sweep`` inside a virtual environment of its own under :func
 
 - the interpreter and the pins the release needs (:func:`release_environment`): old OpenDP needs
   numpy < 2, diffprivlib 0.4-0.5.1 scikit-learn 1.0.2, which has wheels only up to Python 3.10;
+- the distribution the release ships under, when it is not the library's: SmartNoise SQL before
+  1.0 is ``opendp-smartnoise`` (:data:`FORMER_NAMES`: a range lists the releases of both names);
 - dpaudit's own dependencies (:data:`DPAUDIT_DEPENDENCIES`); dpaudit itself is this checkout, on
   ``PYTHONPATH``, so every release is swept by the same, unchanged catalogue, which adapts to the
   release's API (an entry or parameter the release lacks is a row "not in this release").
