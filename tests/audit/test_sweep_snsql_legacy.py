@@ -218,6 +218,17 @@ def test_the_claim_is_the_release_statement(monkeypatch):
     assert catalogue.privacy_claim(odometer, "SELECT 1", censored=True) == (1.7, 2.5e-5)
 
 
+def test_a_non_finite_release_is_counted_and_written_as_zero(monkeypatch):
+    catalogue = _install(monkeypatch, "table")
+    monkeypatch.setattr(catalogue, "execute", lambda reader, text: [["m"], [math.nan]])
+    table = {"censor_dims": False, "bounds": (0.0, 1.0)}
+    assert catalogue.query(np.zeros((1, 3)), None, sql="SELECT AVG(x) AS m FROM T.T", epsilon=1.0, delta=1e-5,
+                           table=table) == [1.0, 0.0, 1.0]
+    monkeypatch.setattr(catalogue, "execute", lambda reader, text: [["g", "n"], ["b", math.inf]])
+    assert catalogue.query(np.zeros((1, 3)), None, sql="SELECT g, COUNT(*) AS n FROM T.T GROUP BY g", epsilon=1.0,
+                           delta=1e-5, table=table, grouped=True) == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+
+
 def test_one_rewrite_per_query_and_reader_and_the_reader_is_restored(monkeypatch):
     catalogue = _install(monkeypatch, "options")
     case = next(c for e in catalogue.entries() if e.name == "several" for c in e.cases())
