@@ -15,12 +15,12 @@ person, and adding a row adds a person (the pairs of :mod:`.sql_tables`).
 (``get_budget_multiplier`` is its length k) and document ``epsilon_per_column`` as "the privacy
 budget to spend for each column" and ``delta`` as "the delta privacy parameter": each statistic is
 a Gaussian mechanism calibrated to (ε, δ), and the claim here is their basic composition (kε, kδ),
-one more δ for the censoring of rare groups (the threshold on the noisy count of keys).  No reading
-of those docstrings claims less, so a refutation holds under any of them.
+one more δ for the censoring of rare groups (the threshold on the noisy count of keys).  Every
+reading of those docstrings promises at least this much privacy, so a refutation holds under any.
 
 **Replay.**  One ``reader.execute`` parses and rewrites the query and runs the exact query through
 pandasql (about 13 ms).  The rewrite depends on the query, metadata and privacy only; the exact
-aggregates of a dataset do not change between releases (the tables here hold one row per person,
+aggregates of a dataset do not change from one draw to the next (the tables hold one row a person,
 so the reservoir sampling to ``max_ids`` keeps every row, and DPSU is off).  So each release runs
 the reader's own ``_execute_ast(query, cache_exact=True)`` (the releases' cache of the exact
 answer) with the rewrite computed once and replayed (:func:`execute`): the same mechanisms and
@@ -33,10 +33,11 @@ refutation through the bits or the grain of a released double is linked to
 opendp/smartnoise-sdk#464 (:data:`FLOAT_NOISE`): the noise is added to the exact aggregate in
 floating point.
 
-**Not in this release.**  The points a release refuses are rows "not in this release", never
-ERROR: the mechanism switches of 1.0 (``Privacy.mechanisms``) are not in any of them, and from
-0.1.2 a SUM over a column without bounds raises ``ValueError`` (the fix of
-opendp/smartnoise-sdk#317: 0.1.0.4 and 0.1.1 released that sum with no noise).
+**Not in this release.**  A point a release refuses is a row "not in this release", never ERROR:
+from 0.1.2 a SUM over a column without bounds raises ``ValueError`` (the fix of
+opendp/smartnoise-sdk#317: 0.1.0.4 and 0.1.1 released that sum with no noise).  The 1.0 grid
+points that choose a mechanism (``Privacy.mechanisms``) or put several rows in one person are not
+in this grid: these releases have the Gaussian mechanism only, and the replay keeps every row.
 
 References
 ----------
@@ -187,9 +188,6 @@ _UNBOUNDED = "unbounded column"  # the refusal of 0.1.2 and later (PR #318)
 
 def _entry(name: str, text: str, grid, *, grouped: bool = False, width: int = 1, api=()) -> Entry:
     def build(point):
-        if point.get("mechanisms") or point.get("max_ids") is not None:
-            raise NotInRelease("not in this release: opendp-smartnoise has one mechanism (Gaussian) and keeps one "
-                               "row per person here")
         bounds = point.get("bounds", (0.0, 1.0))
         lo, hi = bounds if bounds is not None else (0.0, 1.0)
         censored = point.get("censor_dims", grouped)
