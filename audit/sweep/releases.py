@@ -133,12 +133,13 @@ FORMER_NAMES = {"smartnoise-sql": (SMARTNOISE_SQL_LEGACY,)}
 
 
 def _smartnoise_sql(version: str) -> Environment:
+    # opendp-smartnoise's last release is 0.1.4.2; smartnoise-sql's first on the index is 1.0.0.
     if version_key(version) >= version_key("0.2"):
         return Environment(_current())
     # opendp-smartnoise 0.1.x (October 2020 - July 2021): its AST uses np.int (removed in numpy 1.24),
     # its PandasReader runs pandasql (which fails on SQLAlchemy 2); its SQL noise (from 0.1.2) calls
-    # the native library of opendp-smartnoise-core, whose last release that ships it is 0.2.3
-    # (0.2.4 on exit at import), with protobuf modules that protobuf 4 refuses, and whose declaration
+    # the native library of opendp-smartnoise-core, whose last release that ships it is 0.2.3 (0.2.4
+    # and later exit at import), with protobuf modules that protobuf 4 refuses, and whose declaration
     # of that call libffi 3.4 refuses (audit/sweep/smartnoise_core_ffi.py).  numpy 1.23 and scipy 1.12
     # (dpaudit's floor) meet on Python 3.10.
     return Environment("python3.10", ("numpy==1.23.5", "scipy==1.12.0", "pandas==1.5.3", "sqlalchemy<2",
