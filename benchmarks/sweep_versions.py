@@ -61,6 +61,13 @@ Targets:
   first alone is not refutable with private partitions: the accountant gives half of ε to the
   selection, which a partition of 60 units passes on both datasets, so the sum's Laplace scale is
   1/(ε/2) = 2 and the shift of 2M = 2 costs ε/2 + ε/2 = ε, exactly the claim.
+- **SmartNoise SQL 0.1.1 → 0.1.2, SUM over a column without bounds** (opendp/smartnoise-sdk#317,
+  fixed by PR #318 on 2020-12-15, first released in ``opendp-smartnoise`` 0.1.2): a column whose
+  metadata gives no bounds had sensitivity None, which the reader reads as a grouping key's, so
+  ``SUM`` was released with no noise (``AVG`` was noisy only through its count).  These releases
+  ship as ``opendp-smartnoise`` and are swept by the catalogue for releases before 1.0
+  (``scenarios/libraries/snsql_legacy.py``).  The target row is ``SUM [bounds=None]``, swept
+  alone; 0.1.2 refuses that query (``ValueError``), so it must report the row "not in this release".
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -100,7 +107,7 @@ class Target:
     issue: str
     #: sweep only the target grid point (``--entries 'ENTRY [*POINT*]'``), not the entry's whole grid
     only_point: bool = False
-    #: the fix removed the entry: the fixed release must report it "not in this release"
+    #: the fix removed the entry, or refuses the grid point: the fixed release must report it "not in this release"
     removed: bool = False
 
     def expected(self, role: str) -> str:
@@ -139,6 +146,9 @@ TARGETS = (
     Target("pipeline-dp", "0.2.1", "0.3.0", "aggregate.VECTOR_SUM", "vector_max_norm=5.0",
            "OpenMined/PipelineDP#551 and #552, fixed by #556 and #559 in 0.3.0 (VectorSum clipped the partition's "
            "total, not each unit's contribution, and its noise left vector_max_norm out of the sensitivity)"),
+    Target("smartnoise-sql", "0.1.1", "0.1.2", "SUM", "bounds=None",
+           "opendp/smartnoise-sdk#317, fixed by #318 in opendp-smartnoise 0.1.2 (a column without bounds summed with "
+           "no noise; 0.1.2 refuses the query)", only_point=True, removed=True),
 )
 
 

@@ -8,6 +8,8 @@ by ``python -m audit sweep`` inside a virtual environment of its own under :func
 
 - the interpreter and the pins the release needs (:func:`release_environment`): old OpenDP needs
   numpy < 2, diffprivlib 0.4-0.5.1 scikit-learn 1.0.2, which has wheels only up to Python 3.10;
+- the distribution the release ships under, when it is not the library's: SmartNoise SQL before
+  1.0 is ``opendp-smartnoise`` (:data:`FORMER_NAMES`: a range lists the releases of both names);
 - dpaudit's own dependencies (:data:`DPAUDIT_DEPENDENCIES`); dpaudit itself is this checkout, on
   ``PYTHONPATH``, so every release is swept by the same, unchanged catalogue, which adapts to the
   release's API (an entry or parameter the release lacks is a row "not in this release").
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .smartnoise_core_ffi import declare_gaussian_arguments
 from .torch_stand_ins import SYNTHCITY_PINS, write_torchvision_stand_in
 
 __all__ = ["Environment", "DPAUDIT_DEPENDENCIES", "cache_folder", "parse_release", "available_releases",
@@ -63,6 +66,9 @@ class Environment:
     no_deps: bool = False
     #: ``setup(environment_folder)``, run once the packages are installed.
     setup: Optional[Callable[[Path], None]] = None
+    #: The distribution the release ships under, when not the library's own (SmartNoise SQL before
+    #: 1.0 is ``opendp-smartnoise``); None for the library's.
+    distribution: Optional[str] = None
 
 
 def version_key(version: str) -> tuple:
@@ -120,9 +126,30 @@ def _synthcity(version: str) -> Environment:
                        setup=write_torchvision_stand_in)
 
 
+#: SmartNoise SQL's releases before 1.0 ship as ``opendp-smartnoise`` (module ``opendp.smartnoise.sql``).
+SMARTNOISE_SQL_LEGACY = "opendp-smartnoise"
+#: Distribution → the distributions its earlier releases shipped under (their releases are its releases).
+FORMER_NAMES = {"smartnoise-sql": (SMARTNOISE_SQL_LEGACY,)}
+
+
+def _smartnoise_sql(version: str) -> Environment:
+    # opendp-smartnoise's last release is 0.1.4.2; smartnoise-sql's first on the index is 1.0.0.
+    if version_key(version) >= version_key("0.2"):
+        return Environment(_current())
+    # opendp-smartnoise 0.1.x (October 2020 - July 2021): its AST uses np.int (removed in numpy 1.24),
+    # its PandasReader runs pandasql (which fails on SQLAlchemy 2); its SQL noise (from 0.1.2) calls
+    # the native library of opendp-smartnoise-core, whose last release that ships it is 0.2.3 (0.2.4
+    # and later exit at import), with protobuf modules that protobuf 4 refuses, and whose declaration
+    # of that call libffi 3.4 refuses (audit/sweep/smartnoise_core_ffi.py).  numpy 1.23 and scipy 1.12
+    # (dpaudit's floor) meet on Python 3.10.
+    return Environment("python3.10", ("numpy==1.23.5", "scipy==1.12.0", "pandas==1.5.3", "sqlalchemy<2",
+                                      "protobuf==3.20.3", "opendp-smartnoise-core==0.2.3"),
+                       setup=declare_gaussian_arguments, distribution=SMARTNOISE_SQL_LEGACY)
+
+
 _RULES: dict[str, Callable[[str], Environment]] = {"diffprivlib": _diffprivlib, "opendp": _opendp,
                                                    "opacus": _opacus, "smartnoise-synth": _smartnoise_synth,
-                                                   "synthcity": _synthcity}
+                                                   "synthcity": _synthcity, "smartnoise-sql": _smartnoise_sql}
 
 
 def register_release_rule(library: str, rule: Callable[[str], Environment]) -> None:
@@ -151,15 +178,27 @@ def parse_release(text: str) -> tuple[str, Optional[str]]:
     return name.strip(), (version.strip() if sep else None)
 
 
-def available_releases(distribution: str) -> list[str]:
-    """The releases of ``distribution`` on the package index pip uses, oldest first (``pip index versions``)."""
+def _index_versions(distribution: str) -> list[str]:
+    """``pip index versions DISTRIBUTION``'s list (ValueError with pip's last line if none)."""
     found = subprocess.run([sys.executable, "-m", "pip", "index", "versions", distribution,
                             "--disable-pip-version-check"], capture_output=True, text=True)
     match = re.search(r"Available versions:\s*(.+)", found.stdout)
     if found.returncode != 0 or match is None:
         tail = (found.stderr.strip().splitlines() or ["no answer"])[-1]
         raise ValueError(f"cannot list the releases of {distribution!r} (pip index versions: {tail})")
-    return sorted((v.strip() for v in match.group(1).split(",")), key=version_key)
+    return [v.strip() for v in match.group(1).split(",")]
+
+
+def available_releases(distribution: str) -> list[str]:
+    """The releases of ``distribution`` on the package index pip uses, oldest first (``pip index
+    versions``), with those it shipped under an earlier name (:data:`FORMER_NAMES`)."""
+    releases = set(_index_versions(distribution))
+    for former in FORMER_NAMES.get(distribution, ()):
+        try:
+            releases.update(_index_versions(former))
+        except ValueError:  # an index without the old name: the current name's releases
+            continue
+    return sorted(releases, key=version_key)
 
 
 def select_releases(spec: str, releases: Sequence[str]) -> list[str]:
@@ -228,6 +267,7 @@ def ensure_environment(library: str, distribution: str, version: str, *, folder:
         message has pip's last line.
     """
     env = release_environment(library, version)
+    distribution = env.distribution or distribution
     python_name = _current() if env.python == sys.executable else Path(env.python).name
     folder = Path(folder) if folder is not None else cache_folder()
     tag = f"{distribution}-{version}-{python_name.removeprefix('python')}" + ("-site" if env.system_site else "")

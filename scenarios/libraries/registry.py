@@ -19,6 +19,7 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
+import sys
 
 from .catalogue import Library
 
@@ -32,8 +33,11 @@ BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenari
             "jax-privacy": "scenarios.libraries.jax_privacy",
             "synthcity": "scenarios.libraries.synthcity",
             "tumult": "scenarios.libraries.tumult"}
-#: Library → (a module only newer releases have, the catalogue module for the releases without it).
-OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy")}
+#: Library → (a module only newer releases have, the catalogue module for the releases without it[, a
+#: module only those older releases have, when the two share no package: the older catalogue is
+#: then chosen only where it is found]).
+OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy"),
+                  "smartnoise-sql": ("snsql", "scenarios.libraries.snsql_legacy", "opendp.smartnoise.sql")}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
 
@@ -73,12 +77,19 @@ def _older_release(name: str) -> str | None:
     """The catalogue module for an installed release older than the built-in catalogue, or None."""
     if name not in OLDER_RELEASES:
         return None
-    probe, module = OLDER_RELEASES[name]
+    probe, module, *older = OLDER_RELEASES[name]
     try:
         present = importlib.util.find_spec(probe) is not None
     except ImportError:  # the library itself is not installed: the built-in catalogue says how to install it
         return None
-    return None if present else module
+    except ValueError:  # in sys.modules without a spec (a module made at run time): there unless blocked (None)
+        present = sys.modules.get(probe) is not None
+    if present:
+        return None
+    try:
+        return module if all(importlib.util.find_spec(other) is not None for other in older) else None
+    except (ImportError, ValueError):  # a parent package that is another library (opendp without .smartnoise)
+        return None
 
 
 def library_names() -> tuple[str, ...]:

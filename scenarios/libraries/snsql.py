@@ -38,8 +38,10 @@ from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, point_label, require_library
-from .families import HUGE, row_pairs
 from .registry import register_library
+from .sql_tables import person_pairs as _person_pairs
+from .sql_tables import table_pairs as _pairs
+from .sql_tables import table_rows as _rows
 
 __all__ = ["LIBRARY", "reader_for", "execute", "query", "entries", "public_api"]
 
@@ -106,34 +108,6 @@ def query(data, random_state, *, sql, epsilon, delta, table, grouped=False, widt
 # -- cases ------------------------------------------------------------------------------------------
 def _label(point: Mapping[str, Any]) -> str:
     return point_label(point, skip=("sql",), empty="default")
-
-
-def _rows(pairs_of_values):
-    return [[float(i), x, float(g)] for i, (x, g) in enumerate(pairs_of_values)]
-
-
-def _pairs(lo: float, hi: float, *, grouped: bool) -> list[tuple]:
-    """Add-remove pairs of one row (x, g): at the upper bound, beyond it (clamped), at 1e300, in a
-    new group c; one row against two.  Row i has person id i."""
-    size = 40 if grouped else 6  # censoring keeps a group only well above its threshold
-    base = np.array(_rows([(lo if i % 2 else hi, float(i % 2)) for i in range(size)]))
-    n = float(size)
-    extra = [([n, hi, 0.0], "add a row at upper"), ([n, lo, 0.0], "add a row at lower"),
-             ([n, hi + 10 * (hi - lo), 0.0], "add a row beyond upper (clamped)"), ([n, HUGE, 0.0], "add a row at 1e300")]
-    if grouped:
-        extra.append(([n, hi, 2.0], "add a row in new group c"))
-    pairs = row_pairs(base, extra, ADD_REMOVE)
-    pairs.append((np.array([[0.0, lo, 0.0]]), np.array([[0.0, lo, 0.0], [1.0, hi, 0.0]]), "one row vs two"))
-    return pairs
-
-
-def _person_pairs(lo: float, hi: float) -> list[tuple]:
-    """A person with three rows added (max_ids = 1: the reader must keep one), vouched for here: the
-    datasets differ in every row of one person id."""
-    base = np.array(_rows([(lo if i % 2 else hi, 0.0) for i in range(6)]))
-    person = np.array([[6.0, hi, 0.0]] * 3)
-    return [(base, np.concatenate([base, person]), "add a person with 3 rows at upper"),
-            (base, np.concatenate([base, person[:1]]), "add a person with 1 row at upper")]
 
 
 #: The reader's release method, as the installed package names it.
