@@ -61,6 +61,12 @@ Targets:
   first alone is not refutable with private partitions: the accountant gives half of ε to the
   selection, which a partition of 60 units passes on both datasets, so the sum's Laplace scale is
   1/(ε/2) = 2 and the shift of 2M = 2 costs ε/2 + ε/2 = ε, exactly the claim.
+- **OpenDP 0.14.1 → 0.14.2, the integer Laplace at scale 3** (opendp/opendp#2638, fixed by #2639):
+  ``sample_bernoulli_exp1`` drew Bernoulli(x/k) with dashu's ``RBig / UBig``, which for x = a/b
+  returned (a/g)/(⌊b/g⌋·k), g = gcd(a, k).  The discrete Laplace of scale 3 draws its remainder
+  u ∈ {0, 1, 2} with Bernoulli(exp(−u/3)); at u = 2 that probability is 0.6090 instead of 0.5134,
+  so P(Y = 2)/P(Y = 3) = e^0.504 where the claim 1/3 allows e^0.333.  The row's batched draws
+  (the vector form of the same noise) resolve it; at scale 1 the sampler meets no such x.
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -139,6 +145,9 @@ TARGETS = (
     Target("pipeline-dp", "0.2.1", "0.3.0", "aggregate.VECTOR_SUM", "vector_max_norm=5.0",
            "OpenMined/PipelineDP#551 and #552, fixed by #556 and #559 in 0.3.0 (VectorSum clipped the partition's "
            "total, not each unit's contribution, and its noise left vector_max_norm out of the sensitivity)"),
+    Target("opendp", "0.14.1", "0.14.2", "measurements.make_laplace[int]", "scale=3.0",
+           "opendp/opendp#2638, fixed by #2639 in 0.14.2 (the exact Bernoulli(exp(-x)) sampler under the discrete "
+           "noise divided x by k with dashu's faulty RBig / UBig, cmpute/dashu#57)"),
 )
 
 
