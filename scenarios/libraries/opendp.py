@@ -385,12 +385,9 @@ OPENDP_2922 = "opendp/opendp#2922"
 OPENDP_2707 = "opendp/opendp#2707 (bit-vector randomized response leaves the last bit unprotected; fixed in 0.15.0)"
 
 
-#: opendp/opendp#2638 (fixed by #2639, released in 0.14.2): the exact Bernoulli(exp(−x)) sampler
-#: behind the discrete Laplace and Gaussian divided x = a/b by k with dashu's RBig / UBig, which
-#: returned (a/g) / (⌊b/g⌋·k), g = gcd(a, k), instead of (a/g) / (b·k/g) (cmpute/dashu#57).  The
-#: integer Laplace of scale s draws its remainder u ∈ [0, s) with Bernoulli(exp(−u/s)), so every
-#: integer scale s ≥ 3 is biased: at s = 3, P(Bernoulli(exp(−2/3))) is 0.6090 instead of 0.5134,
-#: and P(Y = 2)/P(Y = 3) = e^0.504 where the claim allows e^(1/3) (docs/libraries/fixed-violations.md).
+#: opendp/opendp#2638 (fixed by #2639 in 0.14.2): the Bernoulli(exp(−x)) sampler under the discrete
+#: noise formed x/k, x = a/b, with dashu's RBig / UBig, which gave (a/g)/(⌊b/g⌋·k), g = gcd(a, k)
+#: (cmpute/dashu#57); at scale 3, P(Y = 2)/P(Y = 3) = e^0.504 against e^(1/3) (fixed-violations.md).
 OPENDP_2638 = "opendp/opendp#2638 (biased Bernoulli(exp(−x)) sampler under the discrete noise; fixed in 0.14.2)"
 
 
