@@ -68,6 +68,12 @@ Targets:
   ship as ``opendp-smartnoise`` and are swept by the catalogue for releases before 1.0
   (``scenarios/libraries/snsql_legacy.py``).  The target row is ``SUM [bounds=None]``, swept
   alone; 0.1.2 refuses that query (``ValueError``), so it must report the row "not in this release".
+- **OpenDP 0.14.1 → 0.14.2, the integer Laplace at scale 3** (opendp/opendp#2638, fixed by #2639):
+  ``sample_bernoulli_exp1`` drew Bernoulli(x/k) with dashu's ``RBig / UBig``, which for x = a/b
+  returned (a/g)/(⌊b/g⌋·k), g = gcd(a, k).  The discrete Laplace of scale 3 draws its remainder
+  u ∈ {0, 1, 2} with Bernoulli(exp(−u/3)); at u = 2 that probability is 0.6090 instead of 0.5134,
+  so P(Y = 2)/P(Y = 3) = e^0.504 where the claim 1/3 allows e^0.333.  The row's batched draws
+  (the vector form of the same noise) resolve it; at scale 1 the sampler meets no such x.
 
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
@@ -149,6 +155,9 @@ TARGETS = (
     Target("smartnoise-sql", "0.1.1", "0.1.2", "SUM", "bounds=None",
            "opendp/smartnoise-sdk#317, fixed by #318 in opendp-smartnoise 0.1.2 (a column without bounds summed with "
            "no noise; 0.1.2 refuses the query)", only_point=True, removed=True),
+    Target("opendp", "0.14.1", "0.14.2", "measurements.make_laplace[int]", "scale=3.0",
+           "opendp/opendp#2638, fixed by #2639 in 0.14.2 (the exact Bernoulli(exp(-x)) sampler under the discrete "
+           "noise divided x by k with dashu's faulty RBig / UBig, cmpute/dashu#57)"),
 )
 
 

@@ -134,6 +134,12 @@ def _split_pattern(pattern: str) -> tuple[str, str]:
     return name, point.removesuffix("]") if bracket else "*"
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """``name`` is ``pattern`` itself or matches it as a glob: an entry named with brackets
+    (``measurements.make_laplace[int]``), which as a glob is a character class, still selects itself."""
+    return name == pattern or fnmatch.fnmatchcase(name, pattern)
+
+
 def _select_points(cases: tuple, absent: list[dict], patterns: Optional[Sequence[str]]) -> tuple[tuple, list[dict]]:
     """The rows whose entry and grid point match a pattern (``"models.PCA [*n_components=1*]"``)."""
     if not patterns:
@@ -141,7 +147,7 @@ def _select_points(cases: tuple, absent: list[dict], patterns: Optional[Sequence
 
     def keep(entry: str, point: str) -> bool:
         # point "*": a row for a whole entry the release lacks, kept wherever its entry is selected
-        return any(fnmatch.fnmatchcase(entry, n) and (p == "*" or point == "*" or fnmatch.fnmatchcase(point, p))
+        return any(_matches(entry, n) and (p == "*" or point == "*" or _matches(point, p))
                    for n, p in map(_split_pattern, patterns))
     return (tuple(c for c in cases if keep(c.entry, c.point)),
             [r for r in absent if keep(r["entry"], r["point"])])
@@ -150,7 +156,7 @@ def _select_points(cases: tuple, absent: list[dict], patterns: Optional[Sequence
 def _select(entries: tuple, patterns: Optional[Sequence[str]]) -> tuple:
     if not patterns:
         return entries
-    chosen = tuple(e for e in entries if any(fnmatch.fnmatchcase(e.name, _split_pattern(p)[0]) for p in patterns))
+    chosen = tuple(e for e in entries if any(_matches(e.name, _split_pattern(p)[0]) for p in patterns))
     if not chosen:
         names = ", ".join(e.name for e in entries)
         raise ValueError(f"`entries` {list(patterns)!r} match no entry of the catalogue (entries: {names})")

@@ -38,6 +38,7 @@ from __future__ import annotations
 import importlib.metadata
 import math
 import warnings
+from fractions import Fraction
 from functools import partial
 from typing import Any, Mapping
 
@@ -245,7 +246,7 @@ def release(data, random_state, *, builder, input, output, categories=None, **pa
 def _batch(builder, params, data, size, rng):
     """``size`` i.i.d. scalar releases at once: the vector form of the same noise on ``size`` copies."""
     meas = measurement(builder, **params)
-    value = float(np.ravel(data)[0])
+    value = (int if params.get("T") == "int" else float)(np.ravel(data)[0])
     out = np.empty(size)
     for start in range(0, size, 1 << 16):
         stop = min(size, start + (1 << 16))
@@ -321,7 +322,9 @@ def _case(entry: str, point: Mapping[str, Any], params: Mapping[str, Any], d_in,
                 known=known)
 
 
-def _noise_entry(name: str, grid, *, T="float", measure=None, vector=None) -> Entry:
+def _noise_entry(name: str, grid, *, T="float", measure=None, vector=None, known=lambda point: "") -> Entry:
+    """The noise ``name`` on one value; with ``vector`` (the vector form's metric), a row draws its
+    releases as one call on a vector of copies (``batch`` cost), integer noise included."""
     entry = f"measurements.{name}" + ("" if T == "float" else "[int]")
 
     def build(point):
@@ -335,11 +338,12 @@ def _noise_entry(name: str, grid, *, T="float", measure=None, vector=None) -> En
         pairs = value_pairs([(lo, lo + d_in, "v vs v + d_in"), (1e15, 1e15 + d_in, "huge v vs v + d_in")]
                             if T == "float" and "bounds" not in point else [(lo, lo + d_in, "v vs v + d_in")], d_in)
         batch = None
-        if vector and T == "float":
-            batch = partial(_batch, "vector_noise", {"name": name, "scale": scale, "metric": vector})
-            pairs = value_pairs([(0.0, 1.0, "v vs v + d_in")], 1.0)
+        if vector:
+            batch = partial(_batch, "vector_noise", {"name": name, "scale": scale, "metric": vector,
+                                                     **({"T": T} if T != "float" else {})})
+            pairs = value_pairs([(0.0, 1.0, "v vs v + d_in")], 1.0) if T == "float" else pairs
         return _case(entry, point, params, d_in, pairs, width=1, rows=False, relation=REPLACE, batch=batch,
-                     layout=(("value", None),))
+                     layout=(("value", None),), known=known(point))
     text = (f"opendp.measurements.{name}: the privacy map of the measurement at d_in (absolute distance of the "
             "input value), as the installed release computes it")
     return Entry(entry, (f"opendp.measurements.{name}",), "measurement", text, REPLACE, tuple(grid), build)
@@ -379,6 +383,19 @@ OPENDP_2922 = "opendp/opendp#2922"
 #: opendp/opendp#2707 (fixed by #2708, released in 0.15.0): the bit-vector randomized response
 #: sampled one flip bit too few, so the last bit was released as it is.
 OPENDP_2707 = "opendp/opendp#2707 (bit-vector randomized response leaves the last bit unprotected; fixed in 0.15.0)"
+
+
+#: opendp/opendp#2638 (fixed by #2639 in 0.14.2): the Bernoulli(exp(−x)) sampler under the discrete
+#: noise formed x/k, x = a/b, with dashu's RBig / UBig, which gave (a/g)/(⌊b/g⌋·k), g = gcd(a, k)
+#: (cmpute/dashu#57); at scale 3, P(Y = 2)/P(Y = 3) = e^0.504 against e^(1/3) (fixed-violations.md).
+OPENDP_2638 = "opendp/opendp#2638 (biased Bernoulli(exp(−x)) sampler under the discrete noise; fixed in 0.14.2)"
+
+
+def _biased_by_2638(point) -> str:
+    """The integer Laplace points whose scale, as a reduced fraction s/t, has s ≥ 3: the sampler
+    then meets x = (s − 1)/s, in lowest terms, whose numerator s − 1 ≥ 2 shares a factor g > 1 with
+    some k ≤ s − 1, where ⌊s/g⌋ < s/g (a scale of 1 or 2 only meets x ∈ {0, 1/2, 1}: no bias)."""
+    return OPENDP_2638 if Fraction(point["scale"]).numerator >= 3 else ""
 
 
 def _selection(point):
@@ -465,7 +482,8 @@ def _entries() -> list[Entry]:
     m, c = "opendp.measurements.", "opendp.combinators."
     noise = [
         _noise_entry("make_laplace", [{"scale": 1.0}, {"scale": 0.25}], vector="l1_distance"),
-        _noise_entry("make_laplace", [{"scale": 1.0}, {"scale": 3.0}], T="int"),
+        _noise_entry("make_laplace", [{"scale": 1.0}, {"scale": 3.0}], T="int", vector="l1_distance",
+                     known=_biased_by_2638),
         _noise_entry("make_gaussian", [{"scale": 1.0}, {"scale": 4.0}], vector="l2_distance"),
         _noise_entry("make_gaussian", [{"scale": 1.0}], T="int"),
         _noise_entry("make_geometric", [{"scale": 1.0, "bounds": (0, 10)}, {"scale": 2.0}], T="int"),

@@ -167,6 +167,20 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path):
     assert main(["sweep", "no-such-library", "--out", str(tmp_path)]) == 2
 
 
+def test_an_entry_named_with_brackets_is_selected_by_its_name():
+    """``measurements.make_laplace[int]`` read as a glob is a character class that matches
+    ``measurements.make_laplacei``; an exact name selects its entry, and globs still work."""
+    from types import SimpleNamespace
+
+    from audit.sweep.runner import _select
+
+    entries = tuple(SimpleNamespace(name=n) for n in ("m.laplace", "m.laplace[int]", "m.laplacei"))
+    assert [e.name for e in _select(entries, ["m.laplace[int]"])] == ["m.laplace[int]", "m.laplacei"]
+    assert [e.name for e in _select(entries, ["m.laplace[[]int]"])] == ["m.laplace[int]"]
+    assert [e.name for e in _select(entries, ["m.laplace*"])] == ["m.laplace", "m.laplace[int]", "m.laplacei"]
+    assert [e.name for e in _select(entries, ["m.laplace"])] == ["m.laplace"]
+
+
 def test_coverage_fraction_counts_entries_audited_through_others():
     coverage = Coverage(("a", "b", "c", "d"), {"a": ("x",)}, {"b": "not DP: base", "c": "covered through another "
                                                             "entry: x"}, ("d",))

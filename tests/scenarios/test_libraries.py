@@ -6,6 +6,11 @@ library is missing) and check what the sweep would run.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+from importlib.metadata import version as importlib_version
+from typing import Callable
+
 import numpy as np
 import pytest
 
@@ -220,3 +225,79 @@ def test_cell_statistics_counts_cells_outside_rows_marginals_and_distances_by_ha
     assert counts == cells + [5.0] + [1, 0, 0, 2] + [1, 2]
     assert distances == [1.0, 2.0]  # (3, 0) is one away from (3, 1) and (5, 0); no row shares a value with (2, 2)
     assert cell_statistics([], [[0.0, 0.0]], (4, 2)) == ([0.0] * 8 + [0.0] + [0.0] * 6, [2.0])
+
+
+def _dashu_rbig_div_ubig(x: Fraction, k: int) -> Fraction:
+    """x / k as dashu-ratio computed it before cmpute/dashu#57 was fixed: for x = a/b in lowest
+    terms and g = gcd(a, k), the numerator a/g over the denominator ⌊b/g⌋·k (not b·k/g)."""
+    g = math.gcd(x.numerator, k)
+    return Fraction(x.numerator // g, (x.denominator // g) * k) if x.numerator else Fraction(0)
+
+
+def _bernoulli_exp1(x: Fraction, divide: Callable[[Fraction, int], Fraction]) -> float:
+    """P(true) of OpenDP's ``sample_bernoulli_exp1(x)`` (Canonne, Kamath & Steinke 2020, Alg. 1):
+    it draws A_k ~ Bernoulli(x/k) for k = 1, 2, ... until one is 0 and returns whether that k is odd,
+    so P(true) = Σ_{k odd} (Π_{i<k} p_i)(1 − p_k) with p_k = divide(x, k).  60 terms: the
+    remainder is below Π_{i<60} 1/i."""
+    total, prefix = 0.0, 1.0
+    for k in range(1, 61):
+        p = float(divide(x, k))
+        if k % 2:
+            total += prefix * (1 - p)
+        prefix *= p
+    return total
+
+
+def test_opendp_2638_bias_is_what_dashus_division_gives_and_marks_the_scales_it_reaches():
+    """opendp#2638: the series of the exact division gives e^(−x) (a second route to the sampler's
+    law), the faulty division 0.6090 at x = 2/3 where e^(−2/3) = 0.5134; and the catalogue marks
+    an integer Laplace scale s/t exactly when some remainder u/s (u < s) meets a faulty x/k."""
+    pytest.importorskip("opendp")
+    from scenarios.libraries.opendp import OPENDP_2638, _biased_by_2638
+
+    def exact(x: Fraction, k: int) -> Fraction:
+        return x / k
+
+    for x in (Fraction(0), Fraction(1, 3), Fraction(2, 3), Fraction(1)):
+        assert _bernoulli_exp1(x, exact) == pytest.approx(math.exp(-x), abs=1e-15)
+    assert _bernoulli_exp1(Fraction(2, 3), _dashu_rbig_div_ubig) == pytest.approx(0.609019, abs=1e-6)
+    assert _bernoulli_exp1(Fraction(1, 3), _dashu_rbig_div_ubig) == pytest.approx(math.exp(-1 / 3), abs=1e-15)
+    for s in range(1, 25):
+        for t in (1, 2, 4, 8):  # scales that are doubles exactly: OpenDP reads a float scale as its exact fraction
+            scale = Fraction(s, t)
+            faulty = any(_dashu_rbig_div_ubig(Fraction(u, scale.numerator), k) != Fraction(u, scale.numerator) / k
+                         for u in range(scale.numerator) for k in range(1, scale.numerator + 1))
+            assert (_biased_by_2638({"scale": float(scale)}) == OPENDP_2638) == faulty, scale
+
+
+@pytest.mark.statistical
+def test_opendp_integer_laplace_rows_are_batched_and_batches_keep_the_law():
+    """The integer Laplace rows draw the vector form of the same noise (batch cost, as the float
+    rows): at scale 3 on 0.14.2 and later, P(Y = y) = tanh(1/6)·e^(−|y|/3) (the discrete Laplace),
+    for batched draws and single calls alike.  OpenDP cannot be seeded: the frequency of |Y| = 2 and
+    of |Y| = 3, and their two-proportion z between batch and single calls, within 4.42 standard
+    errors (two-sided 1e-5 each)."""
+    pytest.importorskip("opendp")
+    from packaging.version import Version
+
+    from scenarios.libraries.opendp import OPENDP_2638
+
+    cases = {c.point: c for e in library("opendp").entries() if e.name == "measurements.make_laplace[int]"
+             for c in e.cases()}
+    assert {p: c.cost for p, c in cases.items()} == {"scale=1.0": "batch", "scale=3.0": "batch"}
+    assert cases["scale=3.0"].known == OPENDP_2638 and cases["scale=1.0"].known == ""
+    if Version(importlib_version("opendp")) < Version("0.14.2"):
+        pytest.skip(f"opendp {importlib_version('opendp')} has the biased sampler (#2638)")
+    case = cases["scale=3.0"]
+    base = np.asarray(case.scenario.pairs[0].base)
+    batch = case.mechanism(base, 200_000, np.random.default_rng(0))[:, 0]
+    single = np.array([case.release(base, None, **case.release_params)[0] for _ in range(20_000)])
+    assert np.all(batch == np.round(batch))
+    for magnitude in (2, 3):
+        p = 2 * math.tanh(1 / 6) * math.exp(-magnitude / 3)
+        hits = [np.abs(draws) == magnitude for draws in (batch, single)]
+        for hit in hits:
+            assert abs(hit.mean() - p) < 4.42 * math.sqrt(p * (1 - p) / hit.size), magnitude
+        pooled = (hits[0].sum() + hits[1].sum()) / (hits[0].size + hits[1].size)
+        se = math.sqrt(pooled * (1 - pooled) * (1 / hits[0].size + 1 / hits[1].size))
+        assert abs(hits[0].mean() - hits[1].mean()) < 4.42 * se
