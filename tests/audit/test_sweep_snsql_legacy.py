@@ -293,11 +293,13 @@ def test_releases_before_1_0_install_opendp_smartnoise_with_their_pins(monkeypat
     assert old.distribution == "opendp-smartnoise" and old.python == "python3.10"
     assert {"numpy==1.23.5", "opendp-smartnoise-core==0.2.3", "sqlalchemy<2"} <= set(old.pins)
     assert old.setup is declare_gaussian_arguments
-    assert releases.release_environment("smartnoise-sql", "1.0.10").distribution is None
-    # a range lists the releases of both names
+    # named for 1.0 too: with opendp-smartnoise installed, the caller names the old distribution
+    assert releases.release_environment("smartnoise-sql", "1.0.10").distribution == "smartnoise-sql"
+    # a range lists the releases of both names, whichever the installed catalogue names
     listed = {"smartnoise-sql": ["1.0.10", "1.0.0"], "opendp-smartnoise": ["0.1.4.2", "0.1.1"]}
     monkeypatch.setattr(releases, "_index_versions", lambda name: listed[name])
     assert releases.available_releases("smartnoise-sql") == ["0.1.1", "0.1.4.2", "1.0.0", "1.0.10"]
+    assert releases.available_releases("opendp-smartnoise") == ["0.1.1", "0.1.4.2", "1.0.0", "1.0.10"]
     # the environment installs the old name
     commands = []
 
@@ -314,6 +316,10 @@ def test_releases_before_1_0_install_opendp_smartnoise_with_their_pins(monkeypat
     python = releases.ensure_environment("smartnoise-sql", "smartnoise-sql", "0.1.1", folder=tmp_path)
     assert python.parent.parent.name == "opendp-smartnoise-0.1.1-3.10"
     assert "opendp-smartnoise==0.1.1" in commands[-1] and "smartnoise-sql==0.1.1" not in commands[-1]
+    # a 1.0 release asked for under the old name (the legacy catalogue installed) installs smartnoise-sql
+    python = releases.ensure_environment("smartnoise-sql", "opendp-smartnoise", "1.0.4", folder=tmp_path)
+    assert python.parent.parent.name.startswith("smartnoise-sql-1.0.4-")
+    assert "smartnoise-sql==1.0.4" in commands[-1] and "opendp-smartnoise==1.0.4" not in commands[-1]
 
 
 def test_the_gaussian_call_is_declared_with_the_arguments_it_passes(tmp_path):
