@@ -213,9 +213,17 @@ def test_the_claim_is_the_release_statement(monkeypatch):
     censored = claims["GROUP BY [epsilon=1.0, delta=1e-05]"]
     assert censored.epsilon == 2.0 and censored.delta == pytest.approx(3e-5)
     assert claims["GROUP BY [epsilon=1.0, delta=1e-05, censor_dims=False]"].delta == pytest.approx(2e-5)
-    # 0.1.4.2's get_privacy_cost is its odometer's (ε, δ), taken as it is
-    odometer = types.SimpleNamespace(get_privacy_cost=lambda text: (1.7, 2.5e-5))
+    # 0.1.4.2's get_privacy_cost is its odometer's (ε, δ), taken as it is where it is the weaker reading
+    privacy = types.SimpleNamespace(epsilon=1.0, delta=1e-5)
+    odometer = types.SimpleNamespace(get_privacy_cost=lambda text: (1.7, 2.5e-5), privacy=privacy,
+                                     get_budget_multiplier=lambda text: 1)
     assert catalogue.privacy_claim(odometer, "SELECT 1", censored=True) == (1.7, 2.5e-5)
+    # ... and the per-column reading where that one is: 0.1.4.2's censored GROUP BY, k = 2 (measured),
+    # odometer (2, 2.49995e-05), which leaves out the δ of censoring
+    grouped = types.SimpleNamespace(get_privacy_cost=lambda text: (2.0, 2.49995e-05), privacy=privacy,
+                                    get_budget_multiplier=lambda text: 2)
+    assert catalogue.privacy_claim(grouped, "SELECT 1", censored=True) == (2.0, pytest.approx(3e-5))
+    assert catalogue.privacy_claim(grouped, "SELECT 1", censored=False) == (2.0, 2.49995e-05)
 
 
 def test_a_non_finite_release_is_counted_and_written_as_zero(monkeypatch):
