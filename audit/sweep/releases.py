@@ -66,8 +66,9 @@ class Environment:
     no_deps: bool = False
     #: ``setup(environment_folder)``, run once the packages are installed.
     setup: Optional[Callable[[Path], None]] = None
-    #: The distribution the release ships under, when not the library's own (SmartNoise SQL before
-    #: 1.0 is ``opendp-smartnoise``); None for the library's.
+    #: The distribution the release ships under, when it may differ from the one the caller names
+    #: (SmartNoise SQL before 1.0 is ``opendp-smartnoise``, from 1.0 ``smartnoise-sql``, whichever
+    #: catalogue is installed); None for the caller's.
     distribution: Optional[str] = None
 
 
@@ -134,8 +135,9 @@ FORMER_NAMES = {"smartnoise-sql": (SMARTNOISE_SQL_LEGACY,)}
 
 def _smartnoise_sql(version: str) -> Environment:
     # opendp-smartnoise's last release is 0.1.4.2; smartnoise-sql's first on the index is 1.0.0.
+    # Named here for both: with opendp-smartnoise installed, the catalogue (and so the caller) names it.
     if version_key(version) >= version_key("0.2"):
-        return Environment(_current())
+        return Environment(_current(), distribution="smartnoise-sql")
     # opendp-smartnoise 0.1.x (October 2020 - July 2021): its AST uses np.int (removed in numpy 1.24),
     # its PandasReader runs pandasql (which fails on SQLAlchemy 2); its SQL noise (from 0.1.2) calls
     # the native library of opendp-smartnoise-core, whose last release that ships it is 0.2.3 (0.2.4
@@ -191,12 +193,16 @@ def _index_versions(distribution: str) -> list[str]:
 
 def available_releases(distribution: str) -> list[str]:
     """The releases of ``distribution`` on the package index pip uses, oldest first (``pip index
-    versions``), with those it shipped under an earlier name (:data:`FORMER_NAMES`)."""
+    versions``), with those it shipped under another name (:data:`FORMER_NAMES`: asked for either
+    name, the releases of both)."""
+    current = next((now for now, former in FORMER_NAMES.items() if distribution in former), distribution)
     releases = set(_index_versions(distribution))
-    for former in FORMER_NAMES.get(distribution, ()):
+    for other in (current, *FORMER_NAMES.get(current, ())):
+        if other == distribution:
+            continue
         try:
-            releases.update(_index_versions(former))
-        except ValueError:  # an index without the old name: the current name's releases
+            releases.update(_index_versions(other))
+        except ValueError:  # an index without the other name: the named one's releases
             continue
     return sorted(releases, key=version_key)
 

@@ -10,13 +10,17 @@ mechanism.  Their row-level privacy (``row_privacy``) is refused by their valida
 table has a private key, so each table here has the key ``pid`` and ``max_ids = 1``: every row is a
 person, and adding a row adds a person (the pairs of :mod:`.sql_tables`).
 
-**The claim** is the release's own statement.  0.1.4.2's ``get_privacy_cost(query)`` returns the
-(ε, δ) of its odometer.  Earlier releases return the list of noisy statistics the query needs
-(``get_budget_multiplier`` is its length k) and document ``epsilon_per_column`` as "the privacy
-budget to spend for each column" and ``delta`` as "the delta privacy parameter": each statistic is
-a Gaussian mechanism calibrated to (ε, δ), and the claim here is their basic composition (kε, kδ),
-one more δ for the censoring of rare groups (the threshold on the noisy count of keys).  Every
-reading of those docstrings promises at least this much privacy, so a refutation holds under any.
+**The claim** is the release's own statement.  Every release documents ``epsilon_per_column`` as
+"the privacy budget to spend for each column" and ``delta`` as "the delta privacy parameter", and
+tells how many noisy statistics k a query needs (releases before 0.1.4.2: the length of the list
+``get_privacy_cost(query)`` returns; ``get_budget_multiplier``): each statistic is a Gaussian
+mechanism calibrated to (ε, δ), and that reading's claim is their basic composition (kε, kδ), one
+more δ for the censoring of rare groups (the threshold on the noisy count of keys).  0.1.4.2's
+``get_privacy_cost(query)`` returns the (ε, δ) of its odometer (Kairouz et al.'s composition of
+its k mechanisms, with a slack of δ/2 and no δ for censoring), which is the stronger of the two
+readings in δ for a censored query and the weaker for the others; the claim there is the weaker
+of the two in each coordinate, which both imply.  Every reading promises at least this much
+privacy, so a refutation holds under any.
 
 **Replay.**  One ``reader.execute`` parses and rewrites the query and runs the exact query through
 pandasql (about 13 ms).  The rewrite depends on the query, metadata and privacy only; the exact
@@ -165,12 +169,15 @@ def query(data, random_state, *, sql, epsilon, delta, table, grouped=False, widt
 
 
 def privacy_claim(reader, text: str, *, censored: bool) -> tuple[float, float]:
-    """The (ε, δ) the release states for ``text`` (module docstring): 0.1.4.2's odometer, or the
-    basic composition of the k noisy statistics ``get_privacy_cost`` lists (one more δ when rare
-    groups are censored)."""
+    """The (ε, δ) the release states for ``text`` (module docstring): the basic composition of the
+    k noisy statistics (one more δ when rare groups are censored), k the length of the list
+    ``get_privacy_cost`` returns; on 0.1.4.2, whose ``get_privacy_cost`` is its odometer's (ε, δ)
+    and ``get_budget_multiplier`` k, the weaker of the two readings in each coordinate."""
     cost = reader.get_privacy_cost(text)
     if len(cost) == 2 and all(isinstance(v, (int, float, np.floating)) for v in cost):
-        return float(cost[0]), float(cost[1])
+        k, privacy = reader.get_budget_multiplier(text), reader.privacy
+        return (max(float(cost[0]), k * float(privacy.epsilon)),
+                max(float(cost[1]), (k + int(censored)) * float(privacy.delta)))
     k = len(cost)
     return k * float(reader.epsilon_per_column), (k + int(censored)) * float(reader.delta)
 
@@ -232,7 +239,8 @@ def _entry(name: str, text: str, grid, *, grouped: bool = False, width: int = 1,
     claim_text = (f"opendp.smartnoise.sql PrivateReader.execute({text!r}): epsilon_per_column, 'the privacy budget "
                   "to spend for each column', for each of the k noisy statistics get_privacy_cost lists, and delta, "
                   "'the delta privacy parameter' (basic composition: (kε, kδ), one more δ for censoring); 0.1.4.2: "
-                  "get_privacy_cost's (ε, δ); a private key with max_ids = 1: one row added or removed")
+                  "that or get_privacy_cost's (ε, δ), the weaker in each coordinate; a private key with max_ids = 1: "
+                  "one row added or removed")
     names = tuple(dict.fromkeys((api or (f"opendp.smartnoise.sql.{name}",)) + (_EXECUTE,)))
     return Entry(name, names, "query", claim_text, ADD_REMOVE, tuple(grid), build)
 

@@ -213,9 +213,17 @@ def test_the_claim_is_the_release_statement(monkeypatch):
     censored = claims["GROUP BY [epsilon=1.0, delta=1e-05]"]
     assert censored.epsilon == 2.0 and censored.delta == pytest.approx(3e-5)
     assert claims["GROUP BY [epsilon=1.0, delta=1e-05, censor_dims=False]"].delta == pytest.approx(2e-5)
-    # 0.1.4.2's get_privacy_cost is its odometer's (ε, δ), taken as it is
-    odometer = types.SimpleNamespace(get_privacy_cost=lambda text: (1.7, 2.5e-5))
+    # 0.1.4.2's get_privacy_cost is its odometer's (ε, δ), taken as it is where it is the weaker reading
+    privacy = types.SimpleNamespace(epsilon=1.0, delta=1e-5)
+    odometer = types.SimpleNamespace(get_privacy_cost=lambda text: (1.7, 2.5e-5), privacy=privacy,
+                                     get_budget_multiplier=lambda text: 1)
     assert catalogue.privacy_claim(odometer, "SELECT 1", censored=True) == (1.7, 2.5e-5)
+    # ... and the per-column reading where that one is: 0.1.4.2's censored GROUP BY, k = 2 (measured),
+    # odometer (2, 2.49995e-05), which leaves out the δ of censoring
+    grouped = types.SimpleNamespace(get_privacy_cost=lambda text: (2.0, 2.49995e-05), privacy=privacy,
+                                    get_budget_multiplier=lambda text: 2)
+    assert catalogue.privacy_claim(grouped, "SELECT 1", censored=True) == (2.0, pytest.approx(3e-5))
+    assert catalogue.privacy_claim(grouped, "SELECT 1", censored=False) == (2.0, 2.49995e-05)
 
 
 def test_a_non_finite_release_is_counted_and_written_as_zero(monkeypatch):
@@ -293,11 +301,13 @@ def test_releases_before_1_0_install_opendp_smartnoise_with_their_pins(monkeypat
     assert old.distribution == "opendp-smartnoise" and old.python == "python3.10"
     assert {"numpy==1.23.5", "opendp-smartnoise-core==0.2.3", "sqlalchemy<2"} <= set(old.pins)
     assert old.setup is declare_gaussian_arguments
-    assert releases.release_environment("smartnoise-sql", "1.0.10").distribution is None
-    # a range lists the releases of both names
+    # named for 1.0 too: with opendp-smartnoise installed, the caller names the old distribution
+    assert releases.release_environment("smartnoise-sql", "1.0.10").distribution == "smartnoise-sql"
+    # a range lists the releases of both names, whichever the installed catalogue names
     listed = {"smartnoise-sql": ["1.0.10", "1.0.0"], "opendp-smartnoise": ["0.1.4.2", "0.1.1"]}
     monkeypatch.setattr(releases, "_index_versions", lambda name: listed[name])
     assert releases.available_releases("smartnoise-sql") == ["0.1.1", "0.1.4.2", "1.0.0", "1.0.10"]
+    assert releases.available_releases("opendp-smartnoise") == ["0.1.1", "0.1.4.2", "1.0.0", "1.0.10"]
     # the environment installs the old name
     commands = []
 
@@ -314,6 +324,10 @@ def test_releases_before_1_0_install_opendp_smartnoise_with_their_pins(monkeypat
     python = releases.ensure_environment("smartnoise-sql", "smartnoise-sql", "0.1.1", folder=tmp_path)
     assert python.parent.parent.name == "opendp-smartnoise-0.1.1-3.10"
     assert "opendp-smartnoise==0.1.1" in commands[-1] and "smartnoise-sql==0.1.1" not in commands[-1]
+    # a 1.0 release asked for under the old name (the legacy catalogue installed) installs smartnoise-sql
+    python = releases.ensure_environment("smartnoise-sql", "opendp-smartnoise", "1.0.4", folder=tmp_path)
+    assert python.parent.parent.name.startswith("smartnoise-sql-1.0.4-")
+    assert "smartnoise-sql==1.0.4" in commands[-1] and "opendp-smartnoise==1.0.4" not in commands[-1]
 
 
 def test_the_gaussian_call_is_declared_with_the_arguments_it_passes(tmp_path):
