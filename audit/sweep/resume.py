@@ -12,7 +12,7 @@ other audit is mixed into this one.  The one exception is a saved row that audit
 Which audit a checkpoint belongs to is told by a small file beside it,
 ``OUT/checkpoints/<slug>.json``, that holds the row's fingerprint
 (:func:`audit.sweep.rows.row_fingerprint`: case, claim, samples, seed, confidence, statistic,
-library version, engine), whether the row was replayed first and, for a re-audit, its note (why,
+library version, engine, digests of the release and of the neighbouring datasets), whether the row was replayed first and, for a re-audit, its note (why,
 and which files were set aside), so that a re-audit cut off before its row finished still says why
 when a later resume finishes it.  The engine's own key
 (:class:`audit.checkpoint.CheckpointKey`) does not see the library's version; this file does.  A

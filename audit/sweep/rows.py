@@ -24,6 +24,7 @@ from mechanisms.base import mechanism_name
 from ..checkpoint import write_atomic
 from ..engine import ENGINE_VERSION, run_audit
 from ..errors import CheckpointError, MechanismError
+from ..fingerprint import value_digest
 from ..render.text import claim_label
 from ..render.witness import pair_statistic
 from ..settings import AuditSettings
@@ -37,12 +38,35 @@ PREFLIGHT_DRAWS = 4
 
 
 def row_fingerprint(row: PlannedRow, library_version: Optional[str]) -> str:
-    """What must match for a saved row to be reused by ``--resume``."""
+    """What must match for a saved row to be reused by ``--resume``: the case's name, grid point and
+    claim, the plan (samples, seed, confidence, statistic), the library's version, the engine, and
+    digests (:func:`audit.fingerprint.value_digest`) of the release the catalogue builds and of the
+    neighbouring datasets it audits, so a row whose catalogue changed what it draws or on which
+    pairs (same name and parameters) is audited again, not reused."""
     case = row.case
     return json.dumps({"key": case.key, "params": case.params, "claim": case.claim.to_dict(),
                        "samples": row.samples, "seed": row.seed, "confidence": row.confidence,
                        "statistic": str(row.statistic), "version": library_version,
-                       "engine": ENGINE_VERSION}, sort_keys=True, default=str)
+                       "engine": ENGINE_VERSION, **_case_digests(case)}, sort_keys=True, default=str)
+
+
+_DIGESTS: dict[int, tuple[Any, dict[str, str]]] = {}
+
+
+def _case_digests(case) -> dict[str, str]:
+    """``{"mechanism": ..., "pairs": ...}``: short digests of the case's release and of its
+    scenario's datasets, computed once per case object (a fingerprint is asked for several times
+    per row)."""
+    cached = _DIGESTS.get(id(case))
+    if cached is not None and cached[0] is case:
+        return cached[1]
+    pairs = getattr(case.scenario, "pairs", None)
+    datasets = ([(pair.label, np.asarray(pair.base), np.asarray(pair.neighbor)) for pair in pairs]
+                if pairs is not None else case.scenario)
+    digests = {"mechanism": value_digest(case.mechanism).hexdigest[:16],
+               "pairs": value_digest(datasets).hexdigest[:16]}
+    _DIGESTS[id(case)] = (case, digests)
+    return digests
 
 
 def _preflight(case) -> tuple[Any, list[str]]:

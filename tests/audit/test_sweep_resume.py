@@ -344,3 +344,23 @@ def test_a_checkpoint_that_cannot_be_checked_is_set_aside_for_that_reason_not_as
     kept = tmp_path / "out" / "superseded" / "checkpoints"  # the refused checkpoint keeps its mark, true of it
     assert row["superseded"] == [f"superseded/checkpoints/{slug}.npz", f"superseded/checkpoints/{slug}.json"]
     assert (kept / f"{slug}.json").read_text() == mark and (kept / f"{slug}.npz").is_file()
+
+
+@pytest.mark.statistical
+def test_a_row_whose_catalogue_changed_its_pairs_is_audited_again_not_reused(fresh, tmp_path, monkeypatch):
+    # Same entry, grid point, claim and plan, other neighbouring datasets (a catalogue edit that names
+    # nothing new): the saved rows must not be reused, since they certify another pair.
+    import scenarios
+    from scenarios.libraries.families import value_pairs
+    from audit.sweep import runner
+
+    _sweep(tmp_path)
+    plan = runner.plan_rows
+    moved = scenarios.custom(value_pairs([(0.0, 0.5, "0 vs 1")], 1.0), "replace")
+    monkeypatch.setattr(runner, "plan_rows", lambda cases, **kw: plan(
+        tuple(dataclasses.replace(case, scenario=moved) for case in cases), **kw))
+    document = _sweep(tmp_path, resume=True)
+    again = _sweep(tmp_path / "fresh")  # a fresh sweep of the changed catalogue
+    assert _strip(document["rows"]) == _strip(again["rows"])
+    assert all(r["reaudited"] == "its saved row was made by another audit (the neighbouring pairs)"
+               for r in document["rows"])
