@@ -2,7 +2,7 @@
 
 The sweep of opendp 0.16.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for
 measurements.threshold [name=make_laplace_threshold, scale=1.0, threshold=5, T=int], which
-claims (1, 0.00492583)-DP under replace: certified epsilon >= 2.669 at delta = 0.00492583, at
+claims (1, 0.00492583)-DP under replace: certified epsilon >= 2.644 at delta = 0.00492583, at
 confidence 0.99875 (the sweep's Bonferroni share). Witness pair: empty map vs one key.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
