@@ -69,7 +69,7 @@ from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_seconds
 from .lanes import Lanes
-from .linear import LinearStatistic, lda_statistic
+from .linear import LinearStatistic, lda_statistic, pooled_covariance
 from .training import TrainingData
 
 __all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "UNCORRELATED",
@@ -193,12 +193,25 @@ def _candidates(fit0: TrainingData, fit1: TrainingData, raw0, raw1, output_dim: 
                 candidates["flag-value"] = flag_value
             else:
                 skipped["flag-value"] = "no ⊤/⊥ pattern or sentinel distinguishes the sides"
-    classifier, reason = _classifier(raw0, raw1, seed, samples)
+    try:
+        classifier, reason = _classifier(raw0, raw1, seed, samples)
+    except _UNFITTABLE as exc:  # e.g. outputs so large that the standardisation overflows
+        classifier, reason = None, _could_not_fit(exc)
     if classifier is not None:
         candidates["classifier"] = classifier
     else:
         skipped["classifier"] = reason
     return candidates, skipped
+
+
+#: What a candidate's fit raises when the training outputs defeat it (overflowing moments, NaN
+#: features, a singular system): the candidate is skipped with the reason.
+_UNFITTABLE = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def _could_not_fit(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"could not be fitted on the training draws: {type(exc).__name__}: {first}"
 
 
 def _classifier(raw0, raw1, seed: int, samples: Optional[int]):
@@ -234,8 +247,7 @@ def _uncorrelated(moments0, moments1) -> bool:
     """Whether no two columns' pooled correlation (within each side, pooled) exceeds UNCORRELATED."""
     if moments0 is None or moments1 is None:
         return False
-    n = moments0[0] + moments1[0]
-    covariance = (moments0[2] + moments1[2]) / max(n - 2, 1)
+    covariance = pooled_covariance(moments0, moments1)[0]  # on the columns' common scale if huge
     scale = np.sqrt(np.maximum(np.diag(covariance), 1e-300))
     correlation = covariance / np.outer(scale, scale)
     np.fill_diagonal(correlation, 0.0)
