@@ -54,7 +54,7 @@ from .exact import PLOT_ALPHAS, exact_truth, ratio, versions
 from .report import (AuditReport, EpsilonCurve, PairResult, SequentialViolation, TradeoffCurve, Verdict,
                      draw_counts)
 from .sampling import (Binning, ChunkTask, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs, ordered,
-                       placing_range, run_chunk)
+                       placing_range, run_chunk, scores_of)
 from .selection import DELTA_GRID, OWN_SLOT_SHARE, WINNERS_CURSE_SDS, PairCounts
 from .selection import _candidates  # the candidate thresholds, shared with the fixed design's choice
 from .sequential import Bet, Family, bet_size, growth, log_evalue, lower_confidence_bound, payoff
@@ -409,7 +409,7 @@ def _pilot_values(job, task: ChunkTask) -> np.ndarray:
                            job.name, job.output_dim)
     # Non-finite scores (a statistic of huge outputs) in the order of sampling.ordered, as the
     # rounds count them (sampling._reduce).
-    return ordered(np.asarray(job.statistics[task.pair](outputs), dtype=np.float64))
+    return ordered(scores_of(job.statistics[task.pair], outputs))
 
 
 def _pilot(job, executor, pilot: int, epoch: int):

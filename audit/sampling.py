@@ -42,6 +42,7 @@ __all__ = [
     "lda_statistic",
     "ordered",
     "placing_range",
+    "scores_of",
 ]
 
 #: The bit generator of every chunk.  SFC64 is the fastest of numpy's generators here and passes
@@ -274,10 +275,18 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
         return job.training.reduce(outputs)
     if job.lanes:  # several statistics' scores of the same draws (audit.statistics.lanes)
         lanes = zip(job.statistics[task.pair].lanes(), job.lanes[task.pair])
-        return np.stack([_reduce(job, task, statistic(outputs), lane) if i == 0 else
-                         _reduce_alternate(job, task, statistic(outputs), lane)
+        return np.stack([_reduce(job, task, scores_of(statistic, outputs), lane) if i == 0 else
+                         _reduce_alternate(job, task, scores_of(statistic, outputs), lane)
                          for i, (statistic, lane) in enumerate(lanes)])
-    return _reduce(job, task, job.statistics[task.pair](outputs), task.pair)
+    return _reduce(job, task, scores_of(job.statistics[task.pair], outputs), task.pair)
+
+
+def scores_of(statistic, outputs: np.ndarray) -> np.ndarray:
+    """The statistic's scores of ``outputs``, computed without floating-point warnings: a score
+    that overflows (a projection of 1e308) is ±inf, and NaN where such infinities meet, which the
+    lanes map monotonically (:func:`_reduce`, :func:`_reduce_alternate`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(statistic(outputs), dtype=np.float64)
 
 
 #: An alternate lane's overflowing scores (±inf, NaN) become ±this (:func:`_finite`).

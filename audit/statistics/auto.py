@@ -211,7 +211,7 @@ _UNFITTABLE = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 def _could_not_fit(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"could not be fitted on the training draws: {type(exc).__name__}: {first}"
+    return f"{type(exc).__name__}: {first}"
 
 
 def _classifier(raw0, raw1, seed: int, samples: Optional[int]):

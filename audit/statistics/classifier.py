@@ -29,7 +29,7 @@ from .base import Statistic
 from .features import FEATURE_SETS, FeatureMap, LinearFeatures, fit_feature_map
 
 __all__ = ["Classifier", "ClassifierStatistic", "fit_classifier", "ESTIMATORS", "require_sklearn",
-           "predicted_seconds", "feature_map", "TRAINING_ROWS"]
+           "predicted_seconds", "feature_map", "TRAINING_ROWS", "LARGEST_VALUE"]
 
 ESTIMATORS = ("logistic", "boosting")
 #: Outputs scored at a time (bounds the feature matrix's memory).
@@ -189,6 +189,11 @@ def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estima
     neighbour) with the chosen features; a logistic regression is scored by its linear form."""
     base, neighbour = base[:TRAINING_ROWS], neighbour[:TRAINING_ROWS]
     pooled = np.concatenate([base, neighbour])
+    largest = float(np.max(np.abs(pooled))) if pooled.size else 0.0
+    if not largest <= LARGEST_VALUE:
+        raise ValueError(f"the classifier statistic cannot be fitted: a training output of magnitude {largest:.3g} "
+                         f"(beyond {LARGEST_VALUE:.3g}) overflows the squares of scikit-learn's standardisation; "
+                         "use 'linear', 'coordinates' or 'flag-value', which scale or bin such values")
     feature_map_ = fit_feature_map(pooled, _features(base, features))
     labels = np.concatenate([np.zeros(base.shape[0]), np.ones(neighbour.shape[0])])
     model, name = _estimator(estimator, seed)
@@ -197,6 +202,10 @@ def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estima
     linear = _linear_form(model, feature_map_, pooled, x) if estimator == "logistic" else None
     return ClassifierStatistic(model, feature_map_, name, linear)
 
+
+#: The largest output magnitude a classifier is fitted on: the standardisation squares the values and
+#: sums them over up to 2 × TRAINING_ROWS rows, which stays finite below 2^(1023 − 18) / 2.
+LARGEST_VALUE = 2.0 ** 500
 
 #: The linear form is used only if it reproduces scikit-learn's log-odds to this relative accuracy.
 _LINEAR_TOLERANCE = 1e-6
