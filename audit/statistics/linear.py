@@ -183,7 +183,11 @@ def lda_statistic(moments_base, moments_neighbour) -> LinearStatistic:
     k = m0.shape[0]
     ridge = 1e-12 * max(float(np.trace(cov)) / k, 1e-300)
     diff = m1 - m0
-    weights = np.linalg.solve(cov + ridge * np.eye(k), diff)
+    system = cov + ridge * np.eye(k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.linalg.solve(system, diff)
+    if not np.isfinite(weights).all():
+        weights = _direction(system, diff)
     norm = math.sqrt(max(float(weights @ cov @ weights), 0.0))
     if norm > 0 and math.isfinite(norm):
         weights = weights / norm
@@ -192,3 +196,18 @@ def lda_statistic(moments_base, moments_neighbour) -> LinearStatistic:
     if exponents is not None:
         weights = np.ldexp(weights, -exponents)
     return LinearStatistic(weights=weights)
+
+
+def _direction(system: np.ndarray, diff: np.ndarray) -> np.ndarray:
+    """Σ⁻¹(m₁ − m₀) up to a positive factor when the plain solve overflows: a tiny Σ (columns
+    constant on the training draws leave only the ridge, 1e-312 when all are) divides a difference
+    of means into infinities.  The system and the difference are scaled to magnitudes of order 1
+    first and the solution by its largest entry; a positive factor does not change a threshold
+    statistic's events.  Zero weights if even that is not finite."""
+    top, size = float(np.max(np.abs(system))), float(np.max(np.abs(diff)))
+    if not (top > 0 and size > 0):
+        return np.zeros_like(diff)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.linalg.solve(system / top, diff / size)
+        weights = weights / np.max(np.abs(weights))
+    return weights if np.isfinite(weights).all() else np.zeros_like(diff)

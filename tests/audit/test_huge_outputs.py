@@ -85,6 +85,16 @@ def test_fisher_direction_of_huge_outputs_by_a_second_route():
     assert np.isfinite(scores).all() and np.max(np.abs(scores)) < 1e3
 
 
+def test_columns_constant_on_the_training_draws_give_a_finite_direction():
+    """Both sides constant (Σ = 0, only the ridge 1e-12·1e-300 left): the plain solve divides the
+    means' difference (0, 1, 0.5) into infinities; the direction is that difference, as Σ⁻¹ = cI
+    gives, scaled to a largest weight of 1."""
+    base, neighbour = np.zeros((100, 3)), np.zeros((100, 3))
+    neighbour[:, 1], neighbour[:, 2] = 1.0, 0.5
+    weights = lda_statistic(chunk_moments(base), chunk_moments(neighbour)).weights
+    assert np.array_equal(weights, [0.0, 1.0, 0.5])
+
+
 def test_scaled_moments_survive_a_checkpoint():
     """A training chunk's arrays keep the exponents, and read back the same moments."""
     plan = TrainingPlan(moments=True, atom_limit=0, rows_per_chunk=10)
