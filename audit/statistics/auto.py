@@ -128,12 +128,15 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     fit0, fit1 = base.with_rows(base.rows[:half0]), neighbour.with_rows(neighbour.rows[:half1])
     raw0, raw1 = base.rows[:half0], neighbour.rows[:half1]
     candidates, skipped = _candidates(fit0, fit1, raw0, raw1, output_dim, seed, samples)
-    scores = {name: (stat(held0), stat(held1)) for name, stat in candidates.items()}
-    usage = {name: held_out_usage(claim, *s) for name, s in scores.items()}
-    structural = _structural(candidates, fit0, fit1, output_dim)
-    separations = {name: separation(*s, reference=None if name == "linear" else scores["linear"])
-                   for name, s in scores.items()}
-    choice, rule = _choose(usage, scores, separations, structural)
+    # Scores of huge outputs may overflow: kept in order (NaN lowest), and their usage and
+    # separation computed without floating-point warnings (an overflowing separation ranks nothing).
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = {name: (_in_order(stat(held0)), _in_order(stat(held1))) for name, stat in candidates.items()}
+        usage = {name: held_out_usage(claim, *s) for name, s in scores.items()}
+        structural = _structural(candidates, fit0, fit1, output_dim)
+        separations = {name: separation(*s, reference=None if name == "linear" else scores["linear"])
+                       for name, s in scores.items()}
+        choice, rule = _choose(usage, scores, separations, structural)
     tried = {name: {"usage": [_plain(usage[name].lower), _plain(usage[name].upper)],
                     "separation": _plain(separations[name].value),
                     "separation_se": _plain(separations[name].standard_error)} for name in candidates}
@@ -143,6 +146,13 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     everything0, everything1 = fit0.with_rows(held0), fit1.with_rows(held1)
     primary = _final(choice, everything0, everything1, output_dim, candidates[choice])
     return _with_alternates(choice, primary, candidates, everything0, everything1, output_dim), notes
+
+
+def _in_order(scores: np.ndarray) -> np.ndarray:
+    """Held-out scores with NaN put lowest (−inf), as the audit's lanes count them; finite and
+    infinite scores as they are."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return scores if not np.isnan(scores).any() else np.where(np.isnan(scores), -np.inf, scores)
 
 
 def _with_alternates(choice: str, primary: Statistic, candidates: dict, everything0: TrainingData,

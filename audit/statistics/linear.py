@@ -80,7 +80,7 @@ def _exponents_for(bound: np.ndarray) -> np.ndarray:
     """Per column the least e with bound_j·2^(−e) < 2^_TOP (bound: an upper bound on |x_j|; e may
     be negative, and is 0 for a column of zeros)."""
     _, exponent = np.frexp(np.asarray(bound, dtype=np.float64))  # bound < 2**exponent
-    return exponent.astype(np.int64) - _TOP
+    return exponent.astype(np.int32) - _TOP
 
 
 def chunk_moments(outputs: np.ndarray) -> Moments:
@@ -115,7 +115,7 @@ def common_scale(parts) -> list[Moments]:
     exponents = None
     for part in parts:
         own = _exponents_of(part)
-        own = np.zeros(part[1].shape[0], dtype=np.int64) if own is None else own
+        own = np.zeros(part[1].shape[0], dtype=np.int32) if own is None else own
         with np.errstate(over="ignore"):
             bound = np.abs(part[1]) + np.sqrt(np.abs(np.diag(part[2])))
         needed = own + _exponents_for(bound)
@@ -153,7 +153,8 @@ def _combine(parts) -> Moments:
     return Moments(count, mean, scatter, exponents)
 
 
-def pooled_covariance(moments_base, moments_neighbour) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]:
+def pooled_covariance(moments_base, moments_neighbour
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]:
     """The pooled within-side covariance Σ = (S₀ + S₁)/(n₀ + n₁ − 2), both means, and the exponents
     of the columns' scale (None: unscaled) — the moments as they are when both are unscaled and Σ
     is finite, else on their common scale (:func:`common_scale`), where Σ, m₀ and m₁ are those of

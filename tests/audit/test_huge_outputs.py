@@ -230,4 +230,5 @@ def test_an_ordinary_audit_is_unchanged_bit_for_bit():
         options = dict(statistic="linear", anytime=True) if name == "anytime" else dict(statistic=name)
         report = run_audit(two_laplace, scenarios.counting(d=1), claim=PureDP(1.0), samples=20_000, seed=7, n_jobs=1,
                            progress=False, **options)
-        assert (report.verdict.name, report.epsilon_lower_bound, report.delta_lower_bound) == (verdict, epsilon, delta), name
+        got = (report.verdict.name, report.epsilon_lower_bound, report.delta_lower_bound)
+        assert got == (verdict, epsilon, delta), name
