@@ -184,16 +184,18 @@ def feature_map(base: np.ndarray, neighbour: np.ndarray, features: str = "auto")
 
 
 def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estimator: Any = "logistic",
-                   features: str = "auto") -> ClassifierStatistic:
+                   features: str = "auto", label: str = "") -> ClassifierStatistic:
     """Fit ``estimator`` on the first :data:`TRAINING_ROWS` training outputs of each side (label 1 =
-    neighbour) with the chosen features; a logistic regression is scored by its linear form."""
+    neighbour) with the chosen features; a logistic regression is scored by its linear form.
+    ``label`` names the pair in the error raised for outputs beyond :data:`LARGEST_VALUE`."""
     base, neighbour = base[:TRAINING_ROWS], neighbour[:TRAINING_ROWS]
     pooled = np.concatenate([base, neighbour])
     largest = float(np.max(np.abs(pooled))) if pooled.size else 0.0
     if not largest <= LARGEST_VALUE:
-        raise ValueError(f"the classifier statistic cannot be fitted: a training output of magnitude {largest:.3g} "
-                         f"(beyond {LARGEST_VALUE:.3g}) overflows the squares of scikit-learn's standardisation; "
-                         "use 'linear', 'coordinates' or 'flag-value', which scale or bin such values")
+        where = f" on pair {label!r}" if label else ""
+        raise ValueError(f"the classifier statistic cannot be fitted{where}: a training output of magnitude "
+                         f"{largest:.3g} (beyond {LARGEST_VALUE:.3g}) overflows the squares of scikit-learn's "
+                         "standardisation; use 'linear', 'coordinates' or 'flag-value', which scale or bin such values")
     feature_map_ = fit_feature_map(pooled, _features(base, features))
     labels = np.concatenate([np.zeros(base.shape[0]), np.ones(neighbour.shape[0])])
     model, name = _estimator(estimator, seed)

@@ -237,3 +237,16 @@ def test_an_ordinary_audit_is_unchanged_bit_for_bit():
                            progress=False, **options)
         got = (report.verdict.name, report.epsilon_lower_bound, report.delta_lower_bound)
         assert got == (verdict, epsilon, delta), name
+
+
+def test_the_classifier_refuses_outputs_whose_squares_overflow_by_name():
+    """scikit-learn's standardisation squares the training outputs: beyond 2^500 the fit would see
+    NaN, so the classifier refuses by name, naming the pair and the magnitude."""
+    pytest.importorskip("sklearn")
+    from audit.statistics.classifier import LARGEST_VALUE, fit_classifier
+
+    rows = _rows(2000, 0.01, 8)
+    with pytest.raises(ValueError, match=r"cannot be fitted on pair 'p'.*1e\+300"):
+        fit_classifier(rows, rows, seed=1, label="p")
+    tame = np.clip(rows, -LARGEST_VALUE, LARGEST_VALUE)  # at the limit it fits, finitely
+    assert np.isfinite(fit_classifier(tame, tame + [0.5, 0.0], seed=1)(tame)).all()
