@@ -53,8 +53,8 @@ from .checkpoint import load_state, save_state
 from .exact import PLOT_ALPHAS, exact_truth, ratio, versions
 from .report import (AuditReport, EpsilonCurve, PairResult, SequentialViolation, TradeoffCurve, Verdict,
                      draw_counts)
-from .errors import MechanismError
-from .sampling import Binning, ChunkTask, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs, run_chunk
+from .sampling import (Binning, ChunkTask, Phase, chunk_plan, chunk_rng, chunk_size_for, draw_outputs, ordered,
+                       placing_range, run_chunk, scores_of)
 from .selection import DELTA_GRID, OWN_SLOT_SHARE, WINNERS_CURSE_SDS, PairCounts
 from .selection import _candidates  # the candidate thresholds, shared with the fixed design's choice
 from .sequential import Bet, Family, bet_size, growth, log_evalue, lower_confidence_bound, payoff
@@ -407,10 +407,9 @@ def _pilot_values(job, task: ChunkTask) -> np.ndarray:
     rng = chunk_rng(job.entropy, task.pair, task.side, task.phase, task.chunk)
     outputs = draw_outputs(job.mechanism, job.datasets[task.pair][task.side], task.size, rng, job.where(task),
                            job.name, job.output_dim)
-    values = np.asarray(job.statistics[task.pair](outputs), dtype=np.float64)
-    if not np.isfinite(values).all():
-        raise MechanismError(f"mechanism {job.name!r}: outputs too large for the test statistic ({job.where(task)})")
-    return values
+    # Non-finite scores (a statistic of huge outputs) in the order of sampling.ordered, as the
+    # rounds count them (sampling._reduce).
+    return ordered(scores_of(job.statistics[task.pair], outputs))
 
 
 def _pilot(job, executor, pilot: int, epoch: int):
@@ -420,7 +419,8 @@ def _pilot(job, executor, pilot: int, epoch: int):
     binnings, counts = [], np.zeros((pairs, 2, BINS + 2), dtype=np.int64)
     for k in range(pairs):
         both = np.concatenate([values[2 * k], values[2 * k + 1]])
-        binning = Binning.covering(float(both.min()), float(both.max()), BINS)
+        low, high = (float(both.min()), float(both.max())) if np.isfinite(both).all() else placing_range(both)
+        binning = Binning.covering(low, high, BINS) if low <= high else Binning.covering(0.0, 0.0, BINS)
         binnings.append(binning)
         for side in (0, 1):
             counts[k, side] = binning.counts(values[2 * k + side])

@@ -40,6 +40,9 @@ __all__ = [
     "single_threaded_blas",
     "combine_moments",
     "lda_statistic",
+    "ordered",
+    "placing_range",
+    "scores_of",
 ]
 
 #: The bit generator of every chunk.  SFC64 is the fastest of numpy's generators here and passes
@@ -272,10 +275,18 @@ def _run_chunk(job: AuditJob, task: ChunkTask):
         return job.training.reduce(outputs)
     if job.lanes:  # several statistics' scores of the same draws (audit.statistics.lanes)
         lanes = zip(job.statistics[task.pair].lanes(), job.lanes[task.pair])
-        return np.stack([_reduce(job, task, statistic(outputs), lane) if i == 0 else
-                         _reduce_alternate(job, task, statistic(outputs), lane)
+        return np.stack([_reduce(job, task, scores_of(statistic, outputs), lane) if i == 0 else
+                         _reduce_alternate(job, task, scores_of(statistic, outputs), lane)
                          for i, (statistic, lane) in enumerate(lanes)])
-    return _reduce(job, task, job.statistics[task.pair](outputs), task.pair)
+    return _reduce(job, task, scores_of(job.statistics[task.pair], outputs), task.pair)
+
+
+def scores_of(statistic, outputs: np.ndarray) -> np.ndarray:
+    """The statistic's scores of ``outputs``, computed without floating-point warnings: a score
+    that overflows (a projection of 1e308) is ±inf, and NaN where such infinities meet, which the
+    lanes map monotonically (:func:`_reduce`, :func:`_reduce_alternate`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(statistic(outputs), dtype=np.float64)
 
 
 #: An alternate lane's overflowing scores (±inf, NaN) become ±this (:func:`_finite`).
@@ -307,19 +318,42 @@ def _reduce_alternate(job: AuditJob, task: ChunkTask, values: np.ndarray, binnin
     the lane compared nothing."""
     scores = _finite(values)
     if task.phase == Phase.PILOT:
-        placed = scores[np.abs(scores) <= _PILOT_CAP]
-        return (float(placed.min()), float(placed.max())) if placed.size else (np.inf, -np.inf)
+        return placing_range(scores)
     return job.binnings[binning].counts(scores)
 
 
 def _reduce(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):
-    """A pilot's (min, max) or a histogram of the scores ``values`` on ``job.binnings[binning]``."""
+    """A pilot's (min, max) or a histogram of the scores ``values`` on ``job.binnings[binning]``.
+
+    Scores that are all finite are reduced as they are.  Otherwise (a statistic of huge outputs
+    may overflow) they go through :func:`ordered`, NaN to −inf, ±inf kept, the identity on finite
+    scores: the pilot's range is that of :func:`placing_range`, and the histogram counts −inf and
+    NaN in the underflow bin and +inf in the overflow bin.  That fixed monotone map of the
+    statistic is a statistic, the same for every chunk whether or not it met a non-finite score,
+    so the events stay valid; without non-finite scores nothing changes."""
     if task.phase == Phase.PILOT:
-        return float(values.min()), float(values.max())
+        if np.isfinite(values).all():
+            return float(values.min()), float(values.max())
+        return placing_range(values)
     if not np.isfinite(values).all():
-        raise MechanismError(
-            f"mechanism {job.name!r}: outputs too large for the test statistic ({job.where(task)})")
+        values = ordered(values)
     return job.binnings[binning].counts(values)
+
+
+def ordered(values: np.ndarray) -> np.ndarray:
+    """Scores with NaN mapped to −inf and every other value kept: a fixed monotone map (NaN lowest,
+    with −inf) that :meth:`Binning.counts` bins like any value, ±inf in the extreme bins."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isnan(values), -np.inf, values)
+
+
+def placing_range(values: np.ndarray) -> tuple[float, float]:
+    """(min, max) of the scores of magnitude at most :data:`_PILOT_CAP`, which place a histogram
+    whose bins stay finite ((inf, −inf) when there are none): bins placed on a range holding ±inf
+    (or the largest floats) would put every finite score in one bin."""
+    values = np.asarray(values, dtype=np.float64)
+    placed = values[np.abs(values) <= _PILOT_CAP]
+    return (float(placed.min()), float(placed.max())) if placed.size else (np.inf, -np.inf)
 
 
 _BLAS_LOCK = threading.Lock()

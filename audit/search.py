@@ -36,10 +36,11 @@ from scenarios.search import (SearchSpec, is_valid, mutate, random_candidates, s
                               structured_candidates)
 
 from .executor import make_executor
-from .sampling import (BIT_GENERATOR, chunk_plan, chunk_size_for, draw_outputs, lda_statistic,
-                       single_threaded_blas)
+from .sampling import (BIT_GENERATOR, chunk_plan, chunk_size_for, draw_outputs, lda_statistic, ordered,
+                       scores_of, single_threaded_blas)
 from .scoring import ClaimUsage, Spacing, claim_usage, threshold_events
 from .slots import headline_slots
+from .statistics.linear import chunk_moments
 
 __all__ = ["EXPLORATION_KEY", "SCORE_LEVEL", "CandidateScore", "score_candidate",
            "fisher_projection", "run_search", "resolve_search", "is_search"]
@@ -64,13 +65,9 @@ def fisher_projection(base: np.ndarray, neighbour: np.ndarray) -> tuple[np.ndarr
     """The 1-D statistic: the output itself (k = 1), else Fisher's discriminant of both samples."""
     if base.shape[1] == 1:
         return base[:, 0], neighbour[:, 0]
-    moments = []
-    for outputs in (base, neighbour):
-        mean = outputs.mean(axis=0)
-        centred = outputs - mean
-        moments.append((outputs.shape[0], mean, centred.T @ centred))
-    statistic = lda_statistic(*moments)
-    return statistic(base), statistic(neighbour)
+    # The moments as the training chunks take them: scaled by powers of two if huge outputs overflow.
+    statistic = lda_statistic(chunk_moments(base), chunk_moments(neighbour))
+    return ordered(scores_of(statistic, base)), ordered(scores_of(statistic, neighbour))
 
 
 def score_candidate(base_outputs: np.ndarray, neighbour_outputs: np.ndarray, claim: Any, *,

@@ -370,8 +370,8 @@ class _PhaseRunner:
                 low[position, task.side, task.chunk], high[position, task.side, task.chunk] = lowest, highest
 
         self._run(Phase.PILOT, fold)
-        # An alternate lane with no finite pilot score (sampling._reduce_alternate) has the empty
-        # range (inf, -inf): bins at 0, which its ±inf scores fall outside of, in order.
+        # A lane with no finite pilot score (sampling._reduce, sampling._reduce_alternate) has the
+        # empty range (inf, -inf): bins at 0, which its ±inf scores fall outside of, in order.
         return tuple(Binning.covering(float(low[p].min()), float(high[p].max()), BINS)
                      if low[p].min() <= high[p].max() else Binning.covering(0.0, 0.0, BINS)
                      for p in range(shape[0]))

@@ -69,7 +69,7 @@ from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_seconds
 from .lanes import Lanes
-from .linear import LinearStatistic, lda_statistic
+from .linear import LinearStatistic, lda_statistic, pooled_covariance
 from .training import TrainingData
 
 __all__ = ["fit_auto", "AUTO_ATOMS", "MIN_AUTO_TRAINING", "SEPARATION_Z", "UNCORRELATED",
@@ -128,12 +128,15 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     fit0, fit1 = base.with_rows(base.rows[:half0]), neighbour.with_rows(neighbour.rows[:half1])
     raw0, raw1 = base.rows[:half0], neighbour.rows[:half1]
     candidates, skipped = _candidates(fit0, fit1, raw0, raw1, output_dim, seed, samples)
-    scores = {name: (stat(held0), stat(held1)) for name, stat in candidates.items()}
-    usage = {name: held_out_usage(claim, *s) for name, s in scores.items()}
-    structural = _structural(candidates, fit0, fit1, output_dim)
-    separations = {name: separation(*s, reference=None if name == "linear" else scores["linear"])
-                   for name, s in scores.items()}
-    choice, rule = _choose(usage, scores, separations, structural)
+    # Scores of huge outputs may overflow: kept in order (NaN lowest), and their usage and
+    # separation computed without floating-point warnings (an overflowing separation ranks nothing).
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = {name: (_in_order(stat(held0)), _in_order(stat(held1))) for name, stat in candidates.items()}
+        usage = {name: held_out_usage(claim, *s) for name, s in scores.items()}
+        structural = _structural(candidates, fit0, fit1, output_dim)
+        separations = {name: separation(*s, reference=None if name == "linear" else scores["linear"])
+                       for name, s in scores.items()}
+        choice, rule = _choose(usage, scores, separations, structural)
     tried = {name: {"usage": [_plain(usage[name].lower), _plain(usage[name].upper)],
                     "separation": _plain(separations[name].value),
                     "separation_se": _plain(separations[name].standard_error)} for name in candidates}
@@ -143,6 +146,13 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     everything0, everything1 = fit0.with_rows(held0), fit1.with_rows(held1)
     primary = _final(choice, everything0, everything1, output_dim, candidates[choice])
     return _with_alternates(choice, primary, candidates, everything0, everything1, output_dim), notes
+
+
+def _in_order(scores: np.ndarray) -> np.ndarray:
+    """Held-out scores with NaN put lowest (−inf), as the audit's lanes count them; finite and
+    infinite scores as they are."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return scores if not np.isnan(scores).any() else np.where(np.isnan(scores), -np.inf, scores)
 
 
 def _with_alternates(choice: str, primary: Statistic, candidates: dict, everything0: TrainingData,
@@ -193,12 +203,25 @@ def _candidates(fit0: TrainingData, fit1: TrainingData, raw0, raw1, output_dim: 
                 candidates["flag-value"] = flag_value
             else:
                 skipped["flag-value"] = "no ⊤/⊥ pattern or sentinel distinguishes the sides"
-    classifier, reason = _classifier(raw0, raw1, seed, samples)
+    try:
+        classifier, reason = _classifier(raw0, raw1, seed, samples)
+    except _UNFITTABLE as exc:  # e.g. outputs so large that the standardisation overflows
+        classifier, reason = None, _could_not_fit(exc)
     if classifier is not None:
         candidates["classifier"] = classifier
     else:
         skipped["classifier"] = reason
     return candidates, skipped
+
+
+#: What a candidate's fit raises when the training outputs defeat it (overflowing moments, NaN
+#: features, a singular system): the candidate is skipped with the reason.
+_UNFITTABLE = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def _could_not_fit(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"
 
 
 def _classifier(raw0, raw1, seed: int, samples: Optional[int]):
@@ -234,8 +257,7 @@ def _uncorrelated(moments0, moments1) -> bool:
     """Whether no two columns' pooled correlation (within each side, pooled) exceeds UNCORRELATED."""
     if moments0 is None or moments1 is None:
         return False
-    n = moments0[0] + moments1[0]
-    covariance = (moments0[2] + moments1[2]) / max(n - 2, 1)
+    covariance = pooled_covariance(moments0, moments1)[0]  # on the columns' common scale if huge
     scale = np.sqrt(np.maximum(np.diag(covariance), 1e-300))
     correlation = covariance / np.outer(scale, scale)
     np.fill_diagonal(correlation, 0.0)

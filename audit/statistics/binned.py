@@ -22,6 +22,8 @@ events can still cut inside a bin, which matters in the tails where small-δ eve
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -77,5 +79,16 @@ def fit_binned(base_values: np.ndarray, neighbour_values: np.ndarray,
     # End bins: the squash 1 − exp(−d/scale) resolves distances of the order of the spread.
     pooled = np.concatenate([base_values, neighbour_values])
     q25, q75 = np.quantile(pooled, [0.25, 0.75])
-    spread = float(q75 - q25) / 1.35 or float(np.std(pooled)) or 1.0
+    spread = float(q75 - q25) / 1.35 or _std(pooled) or 1.0
     return BinnedStatistic(edges, scores, tie_breaker(scores, spread), projection)
+
+
+def _std(values: np.ndarray) -> float:
+    """The standard deviation, also of values so large that their squares overflow (a 1e300
+    sentinel): then that of the values scaled by a power of two (exact), scaled back."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = float(np.std(values))
+    if math.isfinite(spread):
+        return spread
+    _, exponent = np.frexp(float(np.max(np.abs(values))))
+    return math.ldexp(float(np.std(np.ldexp(values, -exponent))), int(exponent))

@@ -29,7 +29,7 @@ from .base import Statistic
 from .features import FEATURE_SETS, FeatureMap, LinearFeatures, fit_feature_map
 
 __all__ = ["Classifier", "ClassifierStatistic", "fit_classifier", "ESTIMATORS", "require_sklearn",
-           "predicted_seconds", "feature_map", "TRAINING_ROWS"]
+           "predicted_seconds", "feature_map", "TRAINING_ROWS", "LARGEST_VALUE"]
 
 ESTIMATORS = ("logistic", "boosting")
 #: Outputs scored at a time (bounds the feature matrix's memory).
@@ -184,11 +184,18 @@ def feature_map(base: np.ndarray, neighbour: np.ndarray, features: str = "auto")
 
 
 def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estimator: Any = "logistic",
-                   features: str = "auto") -> ClassifierStatistic:
+                   features: str = "auto", label: str = "") -> ClassifierStatistic:
     """Fit ``estimator`` on the first :data:`TRAINING_ROWS` training outputs of each side (label 1 =
-    neighbour) with the chosen features; a logistic regression is scored by its linear form."""
+    neighbour) with the chosen features; a logistic regression is scored by its linear form.
+    ``label`` names the pair in the error raised for outputs beyond :data:`LARGEST_VALUE`."""
     base, neighbour = base[:TRAINING_ROWS], neighbour[:TRAINING_ROWS]
     pooled = np.concatenate([base, neighbour])
+    largest = float(np.max(np.abs(pooled))) if pooled.size else 0.0
+    if not largest <= LARGEST_VALUE:
+        where = f" on pair {label!r}" if label else ""
+        raise ValueError(f"the classifier statistic cannot be fitted{where}: a training output of magnitude "
+                         f"{largest:.3g} (beyond {LARGEST_VALUE:.3g}) overflows the squares of scikit-learn's "
+                         "standardisation; use 'linear', 'coordinates' or 'flag-value', which scale or bin such values")
     feature_map_ = fit_feature_map(pooled, _features(base, features))
     labels = np.concatenate([np.zeros(base.shape[0]), np.ones(neighbour.shape[0])])
     model, name = _estimator(estimator, seed)
@@ -197,6 +204,10 @@ def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estima
     linear = _linear_form(model, feature_map_, pooled, x) if estimator == "logistic" else None
     return ClassifierStatistic(model, feature_map_, name, linear)
 
+
+#: The largest output magnitude a classifier is fitted on: the standardisation squares the values and
+#: sums them over up to 2 × TRAINING_ROWS rows, which stays finite below 2^(1023 − 18) / 2.
+LARGEST_VALUE = 2.0 ** 500
 
 #: The linear form is used only if it reproduces scikit-learn's log-odds to this relative accuracy.
 _LINEAR_TOLERANCE = 1e-6

@@ -174,7 +174,8 @@ def fit_coordinates(base: np.ndarray, neighbour: np.ndarray, claim) -> tuple[Sta
     if not candidates:
         return LinearStatistic(np.ones(base.shape[1]) / np.sqrt(base.shape[1])) if base.shape[1] > 1 else \
             LinearStatistic(), {"coordinates_choice": "none (every coordinate is constant)"}
-    scores = {key: statistic_usage(claim, stat(test0), stat(test1)).value for key, stat in candidates.items()}
+    with np.errstate(over="ignore", invalid="ignore"):  # a projection of huge outputs may overflow
+        scores = {key: statistic_usage(claim, stat(test0), stat(test1)).value for key, stat in candidates.items()}
     best = max(scores, key=lambda key: (scores[key], -abs(key[1])))
     view, index = best
     if view == "fisher":

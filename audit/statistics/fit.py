@@ -100,7 +100,7 @@ def _fit_flag_value(base, neighbour, context: FitContext):
 def _fit_classifier(base, neighbour, context: FitContext):
     spec = context.spec if isinstance(context.spec, Classifier) else Classifier()
     return fit_classifier(base.rows, neighbour.rows, seed=context.seed, estimator=spec.estimator,
-                          features=spec.features), {}
+                          features=spec.features, label=context.label), {}
 
 
 def _fit_auto(base, neighbour, context: FitContext):

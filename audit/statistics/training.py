@@ -21,7 +21,7 @@ import numpy as np
 from .atoms import AtomCounts, count_atoms, merge_atoms
 from .columns import (ColumnCounts, columns_from_arrays, columns_to_arrays, count_columns, count_patterns,
                       merge_columns, PATTERN_ATOMS)
-from .linear import chunk_moments, combine_moments
+from .linear import Moments, chunk_moments, combine_moments
 
 __all__ = ["TrainingPlan", "TrainingChunk", "TrainingData"]
 
@@ -41,6 +41,8 @@ class TrainingChunk:
         if self.moments is not None:
             arrays.update({f"{prefix}_mcount": np.array(self.moments[0]), f"{prefix}_mean": self.moments[1],
                            f"{prefix}_scatter": self.moments[2]})
+            if len(self.moments) > 3 and self.moments[3] is not None:  # scaled columns (huge outputs)
+                arrays[f"{prefix}_mexponents"] = self.moments[3]
         for name, atoms in (("", self.atoms), ("pattern", self.patterns)):
             if atoms is not None:
                 arrays.update({f"{prefix}_{name}keys": atoms.keys, f"{prefix}_{name}counts": atoms.counts,
@@ -55,7 +57,8 @@ class TrainingChunk:
         n = int(arrays[f"{prefix}_n"])
         moments = None
         if f"{prefix}_mean" in arrays:
-            moments = (int(arrays[f"{prefix}_mcount"]), arrays[f"{prefix}_mean"], arrays[f"{prefix}_scatter"])
+            moments = Moments(int(arrays[f"{prefix}_mcount"]), arrays[f"{prefix}_mean"], arrays[f"{prefix}_scatter"],
+                              arrays.get(f"{prefix}_mexponents"))
 
         def atoms(name):
             if f"{prefix}_{name}keys" not in arrays:

@@ -213,18 +213,6 @@ def _entry(name: str, text: str, grid, *, grouped: bool = False, width: int = 1,
         epsilon, delta = privacy_claim(reader, text, censored=censored and grouped)
         claim = PureDP(epsilon, ADD_REMOVE) if delta == 0 else ApproxDP(epsilon, delta, ADD_REMOVE)
         pairs = table_pairs(lo, hi, grouped=grouped)
-        if grouped:
-            # Censored, neither one row nor two releases its group but about once in a thousand
-            # draws; a coordinate constant on the training draws and not after makes the coordinates
-            # statistic's score non-finite, and the engine refuses the whole row (measured on 0.1.3.1).
-            pairs = [pair for pair in pairs if pair[2] != "one row vs two"]
-        if bounds is None:
-            # Nothing to clamp to.  A release with no noise makes the coordinates statistic's scores
-            # non-finite where both datasets give the same constant (a row at 0 added to the sum) or
-            # one gives 1e300, and the engine refuses the whole row ("outputs too large for the test
-            # statistic", measured on 0.1.1): the row keeps the pairs at the upper bound and one row
-            # against two.
-            pairs = [pair for pair in pairs if not any(t in pair[2] for t in ("1e300", "beyond upper", "at lower"))]
         scenario = _scenario.from_pairs(pairs, ADD_REMOVE)
         label = _label(point)
         k = (3 * (width + 1) if grouped else width + 1) + 1
