@@ -15,19 +15,21 @@ at least.  The noise is therefore an odd multiple of g only when |noise| < Z, an
 only when |result| < Z too: possible when |x| < 2Z, impossible when |x| >= 2Z.  At sigma = 3.73, Z = 0.5:
 a sum of 0 or 0.5 can be released as an odd multiple of 2**-54 (grain -54), a sum of 1 or 1.5 never.
 
-This script measures the grain of the released double (1) through PyDP itself, (2) through a numpy
+This script measures the grain of the released double (1) through PyDP itself and (2) through a numpy
 emulation of the arithmetic above (an integer Gaussian k of standard deviation sigma / g, converted to
-a double, times g, plus x), and (3) through the fix (x / g + k summed as integers, converted to a
-double once: a post-processing of the exact value (x/g + k) * g, which the noise's proof covers),
-and compares them with the probabilities predicted from the arithmetic (the parity of k is uniform):
+a double, times g, plus x), and compares them with the probabilities predicted from the arithmetic
+(the parity of k is uniform):
 
     P[grain -54 | x = 0]   = Phi(Z/sigma) - 1/2          P[grain -54 | x >= 2Z] = 0
     P[grain -54 | x = 0.5] = (Phi(Z/sigma) - 1/2) / 2
     P[grain -53 | x = 0.5] = (Phi(Z/sigma) - Phi(-2Z/sigma)) / 4
     P[grain -53 | x = 1.5] = (Phi(-Z/sigma) - Phi(-2Z/sigma)) / 4
 
-and, for the fix, P[grain -54 | x] = (Phi((Z - x)/sigma) - Phi((-Z - x)/sigma)) / 2 for every x: a
-smooth function of x, whose ratio between x = 0 and x = 1 (1.04) is that of the Gaussian's own shift.
+(3) It emulates the suggested fix, a binomial bound of 2**47 instead of 2**57: g' = 2**-44 and
+|k| < 2**53, so k * g' is exact and x + k * g' is the exact on-grid value rounded once, a
+post-processing of the discrete mechanism the noise's proof covers.  Every released value of
+magnitude below 2**53 * g' = 512 is then an odd multiple of g' with probability 1/2 whatever x is,
+and never finer.
 
 Run with python-dp installed (PipelineDP's dependency); N draws per value (default 200,000).
 """
@@ -69,21 +71,27 @@ if __name__ == "__main__":
                  (0.5, -53): (phi(z / sigma) - phi(-2 * z / sigma)) / 4,
                  (1.5, -53): (phi(-z / sigma) - phi(-2 * z / sigma)) / 4}
     rng = np.random.default_rng(20261128)
+    fixed_g = 2.0 ** math.ceil(math.log2(2 * sigma / 2 ** 47))
     print(f"{N} draws per value; z: (measured - predicted) / binomial standard deviation")
-    print("x    grain  predicted  PyDP (z)           emulation (z)      fix: predicted  emulated (z)")
+    print("x    grain  predicted  PyDP (z)           emulation (z)")
+    fixes = []
     for x in (0.0, 1.0, 0.5, 1.5):
         pydp = grains([mechanism.add_noise(x) for _ in range(N)])
-        k = integer_gaussian(rng, sigma / g, N)
-        emulated = grains(x + k.astype(np.float64) * g)
-        fixed = grains((np.int64(round(x / g)) + k).astype(np.float64) * g)
+        emulated = grains(x + integer_gaussian(rng, sigma / g, N).astype(np.float64) * g)
+        k = integer_gaussian(rng, sigma / fixed_g, N)
+        assert np.abs(k).max() < 2 ** 53
+        fixes.append((x, grains(x + k.astype(np.float64) * fixed_g)))
         for grain in (-54, -53):
             p = predicted.get((x, grain))
             if p is None:
                 continue
             sd = math.sqrt(max(p * (1 - p), 1e-12) / N)
-            a, b, c = ((values == grain).mean() for values in (pydp, emulated, fixed))
-            line = f"{x:<4} {grain:<6} {p:.5f}    {a:.5f} ({(a - p) / sd:+5.1f})   {b:.5f} ({(b - p) / sd:+5.1f})"
-            if grain == -54:
-                f = (phi((z - x) / sigma) - phi((-z - x) / sigma)) / 2
-                line += f"   {f:.5f}         {c:.5f} ({(c - f) / math.sqrt(f * (1 - f) / N):+5.1f})"
-            print(line)
+            a, b = ((values == grain).mean() for values in (pydp, emulated))
+            print(f"{x:<4} {grain:<6} {p:.5f}    {a:.5f} ({(a - p) / sd:+5.1f})   {b:.5f} ({(b - p) / sd:+5.1f})")
+    finest = int(math.log2(fixed_g))
+    print(f"the fix emulated (binomial bound 2**47, granularity 2**{finest}): "
+          f"P[grain {finest}] predicted 0.5 for every x, P[grain < {finest}] predicted 0")
+    for x, values in fixes:
+        share = (values == finest).mean()
+        print(f"x = {x:<4} P[grain {finest}] = {share:.5f} ({(share - 0.5) / math.sqrt(0.25 / N):+5.1f})   "
+              f"P[grain < {finest}] = {(values < finest).mean():.5f}")
