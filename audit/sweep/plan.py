@@ -16,8 +16,9 @@ separating event could refute the claim at the row's confidence, up to :data:`CA
 budget; a row still below it is flagged ``refutable = False`` (the claim is beyond what its budget
 can refute, like ``violated (limit)`` in ``dpaudit run``).  A case's ``min_samples`` (a known
 violation whose event is too rare for its cost's budget) raises its row to that many draws.
-Samples only decide how strong the evidence can be, never its validity.  A gray-box row (``Case.graybox``: a release too costly for a
-black-box row) draws exactly :func:`refutable_samples`.
+Samples only decide how strong the evidence can be, never its validity.  A gray-box row
+(``Case.graybox``: a release too costly for a black-box row) draws exactly
+:func:`refutable_samples`.
 
 **Seeds.**  Each row's seed is derived from the sweep's seed and the row's key (library, entry,
 grid point), so a row's report does not depend on the order or the number of workers.

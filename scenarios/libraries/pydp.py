@@ -159,8 +159,8 @@ def _aggregations() -> list[Entry]:
 #: The Gaussian noise's low-bits finding (no upstream report; the write-up is with PipelineDP's, which
 #: draws its Gaussian noise from this mechanism).
 UNREPORTED_GRAIN = ("not reported upstream: AddDoubleNoise rounds its binomial sample to a double before adding it, "
-                    "so the released double's grain tells a value near 0 from one at 1 (write-up ready to file in "
-                    "benchmarks/results/sweep/pipeline-dp/findings/aggregate.SUM_gaussian_grain.report.md)")
+                    "so the released double's grain tells a value near 0 from one at 1 (write-up ready to file "
+                    "in benchmarks/results/sweep/pipeline-dp/findings/aggregate.SUM_gaussian_grain.report.md)")
 
 
 def _mechanisms() -> list[Entry]:
