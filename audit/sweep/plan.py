@@ -14,9 +14,11 @@ data, needs to be refuted, not a faint one).  :data:`BUDGETS` gives the draws of
 A row is also raised to :func:`refutable_samples`, the fewest draws with which a *perfectly*
 separating event could refute the claim at the row's confidence, up to :data:`CAPS` times the
 budget; a row still below it is flagged ``refutable = False`` (the claim is beyond what its budget
-can refute, like ``violated (limit)`` in ``dpaudit run``).  Samples only decide how strong the
-evidence can be, never its validity.  A gray-box row (``Case.graybox``: a release too costly for a
-black-box row) draws exactly :func:`refutable_samples`.
+can refute, like ``violated (limit)`` in ``dpaudit run``).  A case's ``min_samples`` (a known
+violation whose event is too rare for its cost's budget) raises its row to that many draws.
+Samples only decide how strong the evidence can be, never its validity.  A gray-box row
+(``Case.graybox``: a release too costly for a black-box row) draws exactly
+:func:`refutable_samples`.
 
 **Seeds.**  Each row's seed is derived from the sweep's seed and the row's key (library, entry,
 grid point), so a row's report does not depend on the order or the number of workers.
@@ -128,7 +130,7 @@ def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence:
             count = needed
         else:
             base = BUDGETS[budget][case.cost]
-            count = max(base, min(needed, base * CAPS[case.cost]))
+            count = max(base, min(needed, base * CAPS[case.cost]), case.min_samples)
         slug = row_slug(case.key)
         if slug in slugs:
             raise ValueError(f"two rows share the key {case.key!r}")

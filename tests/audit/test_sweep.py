@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -459,3 +460,19 @@ def test_every_cost_has_a_budget_and_a_pipeline_row_gets_its_own():
     row, = plan_rows((pipeline,), library=toy.NAME, budget="default", confidence=0.95, seed=1)
     # a (1, 0) claim at one row needs fewer than 100 draws a side for a perfect event (refutable_samples)
     assert row.samples == BUDGETS["default"]["pipeline"] and row.refutable
+
+
+def test_a_case_min_samples_raises_its_row_and_the_samples_option_still_wins():
+    case = toy.entries()[0].cases()[0]
+    fields = {f: getattr(case, f) for f in case.__dataclass_fields__}
+    floored = type(case)(**{**fields, "min_samples": 50_000})
+    plain, = plan_rows((case,), library=toy.NAME, budget="small", confidence=0.95, seed=1)
+    raised, = plan_rows((floored,), library=toy.NAME, budget="small", confidence=0.95, seed=1)
+    assert raised.samples == 50_000 > plain.samples and raised.refutable
+    # a floor under the budget changes nothing; --samples overrides both
+    low = type(case)(**{**fields, "min_samples": 1})
+    assert plan_rows((low,), library=toy.NAME, budget="small", confidence=0.95, seed=1)[0].samples == plain.samples
+    assert plan_rows((floored,), library=toy.NAME, budget="small", confidence=0.95, seed=1, samples=300)[0].samples == 300
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match=r"`min_samples` must be an integer >= 0, got " + re.escape(repr(bad))):
+            type(case)(**{**fields, "min_samples": bad})
