@@ -1,0 +1,135 @@
+"""Reproduce: smartnoise-sql SUM [epsilon=1.0, delta=1e-05, bounds=(0.0, 1.0)]
+
+Found on 1 release(s), each by its own sweep:
+- The sweep of smartnoise-sql 0.1.4.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for SUM
+  [epsilon=1.0, delta=1e-05, bounds=(0.0, 1.0)], which claims (2, 2e-05)-DP under add-remove:
+  certified epsilon >= 2.146 at delta = 2e-05, at confidence 0.999479 (the sweep's Bonferroni
+  share). Witness pair: one row vs two.
+
+This script uses the library's own API and numpy only.  It releases N times on each of two
+neighbouring datasets and prints how often one event of the released vector happens on each.
+
+The released vector holds, in order: rows returned, col0, non-finite values; each block of capacity c is [size, leading dimension, non-finite count, c values].
+output[1] is col0.
+
+Event: grain(output[1]) <= -54.0, where grain(x) is the exponent of the largest power of two dividing x (which grid of doubles the released value lies on)  (chosen by the sweep on draws of its own; these draws are fresh).
+"""
+import inspect
+import numpy as np
+import pandas as pd
+import opendp.smartnoise.sql.private_reader as private_reader
+from opendp.smartnoise.sql import PandasReader, PrivateReader
+from opendp.smartnoise.metadata.collection import CollectionMetadata, Float, Int, String, Table
+
+
+def reader_for(data, epsilon, delta, table):
+    """A PrivateReader over the table of ``data`` (columns pid, the private key; x; g = 0, 1, 2 → "a",
+    "b", "c"), one per dataset and parameters (kept on the function, as in the 1.0 catalogue)."""
+    readers = reader_for.__dict__.setdefault("cache", {})
+    key = (np.asarray(data).tobytes(), np.shape(data), epsilon, delta, repr(table))
+    if key not in readers:
+        rows = np.asarray(data, dtype=float).reshape(-1, 3)
+        frame = pd.DataFrame({"pid": rows[:, 0].astype(int), "x": rows[:, 1],
+                              "g": ["abc"[int(k)] for k in rows[:, 2]]})
+        bounds = table.get("bounds")
+        x = Float("x", minval=bounds[0], maxval=bounds[1]) if bounds is not None else Float("x")
+        switches = {"censor_dims": table["censor_dims"], "use_dpsu": False}
+        # 0.1.0.4 and 0.1.1 take the switches as reader options; later releases read them from the table.
+        on_table = "censor_dims" in inspect.signature(Table).parameters
+        metadata = CollectionMetadata([Table(schema="T", name="T", rowcount=len(frame), row_privacy=False, max_ids=1,
+                                             columns=[Int("pid", is_key=True), x, String("g", card=3)],
+                                             **(switches if on_table else {}))], "pandas")
+        options = {} if on_table else {"options": private_reader.PrivateReaderOptions(row_privacy=False, **switches)}
+        if len(readers) > 8:
+            readers.clear()
+        readers[key] = PrivateReader(reader=PandasReader(df=frame, metadata=metadata), metadata=metadata,
+                                     epsilon_per_column=epsilon, delta=delta, **options)
+    return readers[key]
+
+
+def execute(reader, text):
+    """``reader.execute(text)``'s rows, by the reader's ``_execute_ast(query, cache_exact=True)`` with
+    the data-independent rewrite computed once per query and replayed (module docstring)."""
+    rewrites = execute.__dict__.setdefault("cache", {})
+    name = "_rewrite_ast" if hasattr(type(reader), "_rewrite_ast") else "rewrite_ast"  # renamed in 0.1.4.2
+    key = (id(reader), text)  # the entry holds the reader: its id is not reused while cached
+    if key not in rewrites:
+        if len(rewrites) > 64:
+            rewrites.clear()
+        parsed = reader.parse_query_string(text)
+        rewrites[key] = (reader, parsed, getattr(type(reader), name)(reader, parsed))
+    _, parsed, rewritten = rewrites[key]
+    if reader._cached_ast is not rewritten[0]:  # the reader's cached answer is another query's
+        reader._cached_exact = None
+    setattr(reader, name, lambda _query: rewritten)
+    try:
+        result = reader._execute_ast(parsed, cache_exact=True)
+    finally:
+        delattr(reader, name)
+    rows = result.rows() if hasattr(result, "rows") else result  # 0.1.0.4-0.1.1: a typed rowset
+    return [list(row) for row in rows]
+
+
+def query(data, random_state, *, sql, epsilon, delta, table, grouped=False, width=1):
+    """One private answer to ``sql``: without GROUP BY, [rows returned, the first row's values]; with
+    GROUP BY g (first column), for each group a, b, c: [released, its values]; then the number of
+    non-finite values released (each written as 0: these releases return NaN for the square root of
+    a negative noisy variance, and inf for a mean over a noisy count of 0)."""
+    result = execute(reader_for(data, epsilon, delta, table), sql)[1:]
+    if not grouped:
+        out = [float(len(result))] + ([float(v) for v in result[0]] if result else [0.0] * width)
+    else:
+        found = {row[0]: row[1:] for row in result}
+        out = []
+        for key in "abc":
+            values = found.get(key)
+            out += [0.0] * (width + 1) if values is None else [1.0] + [float(v) for v in values]
+    finite = np.isfinite(out)
+    return list(np.where(finite, out, 0.0)) + [float(np.size(out) - np.count_nonzero(finite))]
+
+
+
+release = query
+PARAMS = {'sql': 'SELECT SUM(x) AS s FROM T.T', 'epsilon': 1.0, 'delta': 1e-05, 'table': {'censor_dims': False, 'bounds': (0.0, 1.0)}, 'grouped': False, 'width': 1}
+D = np.array([[0.0, 0.0, 0.0]])
+D_PRIME = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0]])  # one row vs two
+N = 5000
+EPSILON, DELTA = 2.0000000000000004, 2e-05  # the library's claim, at its reference delta
+
+
+def grain(value):
+    """The exponent g of the largest power of two dividing the double `value` (-inf for 0, nan
+    for inf or nan): value = m * 2**e with 0.5 <= |m| < 1, M = |m| * 2**53 its integer significand,
+    t the trailing zero bits of M, g = e - 53 + t."""
+    value = float(value)
+    if value != value or value in (float('inf'), float('-inf')):
+        return float('nan')
+    if value == 0.0:
+        return float('-inf')
+    m, e = np.frexp(value)
+    significand = int(abs(m) * 2.0 ** 53)
+    return e - 53 + ((significand & -significand).bit_length() - 1)
+
+
+def draw(data, random_state):
+    """One release as the sweep saw it: the released vector and a last entry, 1.0 if the call raised."""
+    try:
+        return np.append(np.asarray(release(data, random_state, **PARAMS), dtype=float), 0.0)
+    except Exception:  # the library refusing an input is an output too
+        return np.append(np.zeros(3), 1.0)
+
+
+def event(output):
+    return bool(grain(output[1]) <= -54.0)
+
+
+if __name__ == "__main__":
+    random_state = None  # the library draws from its own generator
+    hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
+    p, q = hits["D"] / N, hits["D_PRIME"] / N
+    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
+    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
+    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+          + ("exceeded" if p > allowed else "not exceeded on these draws"))
+    print(f"excess over the claim: {p - allowed:+.4f}")
