@@ -128,7 +128,11 @@ def main(argv=None) -> int:
         get_reusable_executor().shutdown(wait=True)
         wall, cpu, load_after = time.perf_counter() - started, _cpu() - cpu_before, os.getloadavg()
         target = RESULTS / label
-        shutil.rmtree(target, ignore_errors=True)
+        # Replace what a sweep writes; keep what else the folder holds (a finding's hand-kept
+        # write-up in findings/, rows/ kept by hand).
+        shutil.rmtree(target / "repro", ignore_errors=True)
+        for written in ("sweep.md", "sweep.json", "repro_check.json"):
+            (target / written).unlink(missing_ok=True)
         (target / "repro").mkdir(parents=True)
         for file in ("sweep.md", "sweep.json"):
             shutil.copy(scratch / file, target / file)
