@@ -27,9 +27,9 @@ Targets:
   clipping operation for ghost clipping when using the PrivacyEngine interface"): 1.5-1.5.2's
   ``make_private`` built ``GradSampleModuleFastGradientClipping`` without ``max_grad_norm``, so
   per-sample gradients were clipped to its default 1 while the noise was σ·``max_grad_norm``.  The
-  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2), swept alone: a row of
-  ``make_private`` trains 3,000 models a pair, and the entry's other points are in the current
-  release's sweep.
+  target row is the grid point ``grad_sample_mode=ghost`` (C = 0.2) on two-dimensional rows, swept
+  alone: a row of ``make_private`` trains 3,000 models a pair, and the entry's other points are in
+  the current release's sweep.
 - **SmartNoise Synth 1.0.5 → 1.0.6, DPcovariance** (opendp/smartnoise-sdk#622, fixed by #624 in
   1.0.6): ``DPcovariance.release`` clipped the data to the bounds, then computed the covariance of
   the raw data, with noise calibrated to the bounds; an outlier beyond them moves cov(x, x) without
@@ -75,6 +75,14 @@ Targets:
   so P(Y = 2)/P(Y = 3) = e^0.504 where the claim 1/3 allows e^0.333.  The row's batched draws
   (the vector form of the same noise) resolve it; at scale 1 the sampler meets no such x.
 
+- **Opacus 1.5.3 → 1.5.4, ghost clipping on sequences** (meta-pytorch/opacus#751, the 1.5.4
+  changelog's "Fix the norm calculation of bias under ghost clipping"): 1.5-1.5.3's
+  ``compute_linear_norm_sample`` took the norm of a bias's per-sample gradient on (batch, L, d)
+  activations as ‖G Gᵀ‖_F, G the sequence's L × d output gradients, where it is ‖Gᵀ1‖.  On the grid
+  point ``tokens=8, grad_sample_mode=ghost`` (L = 8, d = 1, C = 0.2) a sequence whose tokens each
+  have gradient a = √(C/L) is normed L·a² = C and passes unclipped with its true norm √(LC) = 6.3·C.
+  The target row is that point, swept alone.
+
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
 
@@ -115,6 +123,9 @@ class Target:
     only_point: bool = False
     #: the fix removed the entry, or refuses the grid point: the fixed release must report it "not in this release"
     removed: bool = False
+    #: the results folder under the release's (default: the entry's name); set where another target
+    #: sweeps another point of the same entry on the same release
+    folder: str = ""
 
     def expected(self, role: str) -> str:
         """The verdict the unchanged sweep must give the target row on the ``role`` release."""
@@ -130,7 +141,7 @@ TARGETS = (
            "opendp/opendp#480, fixed by #481 (OpenDP 0.5.0 changelog: fixed function in make_randomized_response_bool)"),
     Target("opendp", "0.14.0", "0.15.0", "measurements.randomized_response", "kind=bitvec",
            "opendp/opendp#2707, fixed by #2708 (the bit-vector randomized response left its last bit unprotected)"),
-    Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "grad_sample_mode=ghost",
+    Target("opacus", "1.5.2", "1.5.3", "PrivacyEngine.make_private", "steps=2, grad_sample_mode=ghost",
            "meta-pytorch/opacus#664, released in 1.5.3 (make_private's ghost clipping clipped to 1, not max_grad_norm)",
            only_point=True),
     Target("smartnoise-synth", "1.0.5", "1.0.6", "models.DPcovariance", "epsilon=1.0",
@@ -158,6 +169,9 @@ TARGETS = (
     Target("opendp", "0.14.1", "0.14.2", "measurements.make_laplace[int]", "scale=3.0",
            "opendp/opendp#2638, fixed by #2639 in 0.14.2 (the exact Bernoulli(exp(-x)) sampler under the discrete "
            "noise divided x by k with dashu's faulty RBig / UBig, cmpute/dashu#57)"),
+    Target("opacus", "1.5.3", "1.5.4", "PrivacyEngine.make_private", "tokens=8, grad_sample_mode=ghost",
+           "meta-pytorch/opacus#751, released in 1.5.4 (ghost clipping's per-sample norm of a Linear bias on sequence "
+           "inputs was ‖GGᵀ‖_F, not ‖Σ_t g_t‖)", only_point=True, folder="PrivacyEngine.make_private [tokens]"),
 )
 
 
@@ -230,7 +244,7 @@ def main(argv=None) -> int:
         for role, version in (("buggy", target.buggy), ("fixed", target.fixed)):
             started = time.perf_counter()
             document, status, cpu, load = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
-                                          / target.entry, args.budget, args.seed, args.reuse)
+                                          / (target.folder or target.entry), args.budget, args.seed, args.reuse)
             for row in document["rows"]:
                 is_target = row["entry"] == target.entry and (target.point in row["point"] or row["point"] == "*")
                 rows.append({"expected": target.expected(role) if is_target else None, "library": target.library, "version": version, "role": role, "issue": target.issue,

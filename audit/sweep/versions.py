@@ -215,11 +215,24 @@ def _result(library, versions, confidence, share, releases, documents) -> dict:
             table[f"{entry} [{point}]"] = {"entry": entry, "point": point,
                                            "cells": {v: cell(found.get(v)) if v in documents else "not swept"
                                                      for v in versions},
-                                           "known": next((r.get("known") for r in found.values() if r and r.get("known")), "")}
+                                           "known": known_across(found)}
     statuses = [r["status"] for r in releases]
     status = 3 if any(s not in (0, 1) for s in statuses) else 1 if 1 in statuses else 0
     return {"library": library, "versions": list(versions), "confidence": confidence, "release_confidence": share,
             "releases": releases, "rows": table, "status": status, "finished": True}
+
+
+def known_across(found: dict) -> str:
+    """The known issues a row links across releases (``found``: version → row record or None): the
+    one issue, or, when releases link different ones (a grid point that meets one bug on older
+    releases and another on newer), each followed by the releases that link it."""
+    releases: dict[str, list[str]] = {}
+    for version, record in found.items():
+        if record and record.get("known"):
+            releases.setdefault(record["known"], []).append(version)
+    if len(releases) <= 1:
+        return next(iter(releases), "")
+    return "; ".join(f"{known} (on {', '.join(versions)})" for known, versions in releases.items())
 
 
 def versions_markdown(result: dict) -> str:

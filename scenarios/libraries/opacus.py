@@ -83,7 +83,7 @@ BatchMemoryManager = _require("opacus.utils.batch_memory_manager").BatchMemoryMa
 logging.getLogger("opacus.data_loader").setLevel(logging.ERROR)
 
 __all__ = ["LIBRARY", "train", "subsampled_gaussian", "entries", "public_api", "gdp_mu", "expected_batch_size",
-           "ENGINE_GRID", "OPACUS_819"]
+           "ENGINE_GRID", "OPACUS_819", "OPACUS_751"]
 
 ADD_REMOVE = Relation.ADD_REMOVE
 #: The reference δ of every claim (the report's headline ε is read there).
@@ -92,29 +92,37 @@ DELTA = 1e-5
 
 # -- release functions (their source goes into reproduction scripts: names np, torch, PrivacyEngine) --
 def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, steps, lr=1.0, loss_reduction="sum",
-          clipping="flat", grad_sample_mode="hooks", physical_batch_size=0, **optimizer_options):
+          clipping="flat", grad_sample_mode="hooks", physical_batch_size=0, tokens=0, **optimizer_options):
     """T = ``steps`` steps of DP-SGD with Opacus's ``PrivacyEngine.make_private`` (Poisson sampling,
     sample rate 1/len(data_loader)) on a linear model f(x) = w·x + b, started at 0, with the loss
     −y·f(x) per example (gradient −y·(x, 1)), reduced by ``loss_reduction``; rows of ``data`` are
-    (x, y).  ``clipping``, ``grad_sample_mode`` and ``optimizer_options`` go to ``make_private``
+    (x, y).  With ``tokens`` = L > 0 a row is a sequence (x_1..x_L, y_1..y_L) of L one-feature tokens:
+    the model maps (batch, L, 1) to (batch, L, 1) and a sequence's loss is Σ_t −y_t·f(x_t) (the privacy
+    unit is the sequence, its gradient −Σ_t y_t·(x_t, 1)).  ``clipping``, ``grad_sample_mode`` and ``optimizer_options`` go to ``make_private``
     ("per_layer" takes one clip norm per parameter, "adaptive" AdaClip's options, "ghost" fast gradient
     clipping through the criterion it returns); ``physical_batch_size`` > 0 splits each Poisson batch
     with ``BatchMemoryManager``.  The release is the parameters (w, b) after every optimizer step:
     the whole trajectory the accountant accounts for."""
     generator = torch.Generator().manual_seed(int(random_state.randint(2**31)))
-    x = torch.tensor(data[:, :-1], dtype=torch.float32)
-    y = torch.tensor(data[:, -1], dtype=torch.float32)
-    model = torch.nn.Linear(x.shape[1], 1)
+    if tokens:
+        x = torch.tensor(data[:, :tokens], dtype=torch.float32).reshape(len(data), tokens, 1)
+        y = torch.tensor(data[:, tokens:], dtype=torch.float32)
+    else:
+        x = torch.tensor(data[:, :-1], dtype=torch.float32)
+        y = torch.tensor(data[:, -1], dtype=torch.float32)
+    model = torch.nn.Linear(x.shape[-1], 1)
     torch.nn.init.zeros_(model.weight)
     torch.nn.init.zeros_(model.bias)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
 
     class Loss(torch.nn.Module):
-        """−y·f(x) per example, reduced as ``reduction`` says (ghost clipping sets it to "none")."""
+        """−y·f(x) per example (summed over a sequence's tokens), reduced as ``reduction`` says (ghost
+        clipping sets it to "none")."""
         reduction = loss_reduction
 
         def forward(self, output, target):
             loss = -(output.squeeze(-1) * target)
+            loss = loss.sum(-1) if loss.dim() > 1 else loss
             return loss if self.reduction == "none" else loss.sum() if self.reduction == "sum" else loss.mean()
 
     # make_private's DPDataLoader samples with the original loader's generator (no secure_mode).
@@ -220,7 +228,7 @@ _ENGINE_TEXT = ("opacus.PrivacyEngine.make_private docstring: 'Add privacy-relat
 
 #: make_private's options a grid point may set (besides σ, C, rows, batch size and steps).
 _ENGINE_OPTIONS = ("loss_reduction", "clipping", "grad_sample_mode", "physical_batch_size", "target_unclipped_quantile",
-                   "clipbound_learning_rate", "max_clipbound", "min_clipbound", "unclipped_num_std")
+                   "clipbound_learning_rate", "max_clipbound", "min_clipbound", "unclipped_num_std", "tokens")
 #: meta-pytorch/opacus#819 (open; reported against v1.0-v1.6.0): with loss_reduction="mean",
 #: DPOptimizer divides the noisy sum by expected_batch_size = int(len(dataset) · sample_rate), a
 #: number read from the private dataset's size.
@@ -232,10 +240,27 @@ OPACUS_819 = "meta-pytorch/opacus#819"
 OPACUS_664 = "meta-pytorch/opacus#664 (ghost clipping clipped to 1, not max_grad_norm; fixed in 1.5.3)"
 
 
+def _release() -> tuple[int, ...]:
+    """The installed Opacus's version numbers, e.g. (1, 5, 3)."""
+    return tuple(int(p) for p in re.findall(r"\d+", str(getattr(opacus, "__version__", "0")))[:3])
+
+
 def _clips_ghost_to_one(options: dict) -> bool:
     """Whether the installed release is one whose ghost clipping ignores ``max_grad_norm`` (1.5-1.5.2)."""
-    numbers = tuple(int(p) for p in re.findall(r"\d+", str(getattr(opacus, "__version__", "0")))[:3])
-    return options.get("grad_sample_mode") == "ghost" and (1, 5) <= numbers < (1, 5, 3)
+    return options.get("grad_sample_mode") == "ghost" and (1, 5) <= _release() < (1, 5, 3)
+
+
+#: meta-pytorch/opacus#751 (released in 1.5.4): before it, ghost clipping's norm of a Linear bias's
+#: per-sample gradient on sequence inputs was ‖G Gᵀ‖_F (G a sequence's L × d output gradients), not
+#: ‖Gᵀ1‖ = ‖Σ_t g_t‖; for d = 1 and L equal token gradients a that is L·a², below the true L·|a| when
+#: |a| < 1, so such a sequence is clipped too little.
+OPACUS_751 = ("meta-pytorch/opacus#751 (ghost clipping's per-sample norm of a Linear bias on sequence inputs was "
+              "‖GGᵀ‖_F, not ‖Σ_t g_t‖; fixed in 1.5.4)")
+
+
+def _misnorms_sequence_bias(options: dict) -> bool:
+    """Whether the installed release's ghost clipping takes a sequence bias's norm wrong (1.5-1.5.3)."""
+    return options.get("grad_sample_mode") == "ghost" and bool(options.get("tokens")) and (1, 5) <= _release() < (1, 5, 4)
 
 
 def expected_batch_size(rows: int, batch_size: int) -> int:
@@ -262,20 +287,34 @@ def _engine_build(point):
     _check_release(options)
     claim, reported = claim_of("prv", q, sigma, steps)
     params = {"noise_multiplier": sigma, "max_grad_norm": clip, "batch_size": batch, "steps": steps, **options}
-    base = np.tile([0.5, 0.0], (n, 1))  # y = 0: rows whose gradient is 0
-    # Any row clipped to norm C is a worst case (the noise is isotropic): one at C, one far above.
-    # Per-layer clipping (C_w, C_b): the row x = C_w/C_b, y = C_b has gradient (−C_w, −C_b), at both.
-    at_clip = [clip[0] / clip[1], clip[1]] if isinstance(clip, (list, tuple)) else [0.0, clip]
-    extra = [(at_clip, "add a row with gradient norm C (at the clip norm)"),
-             ([100.0, 10.0], "add a row with gradient norm ≈ 1000 (clipped to C)")]
+    tokens = int(point.get("tokens", 0))
+    if tokens:
+        # Sequences of L tokens.  Any sequence clipped to C is a worst case; the two added here spread
+        # their gradient over the tokens: x_t = 0, y_t = a, gradient (0, −L·a).  With a = √(C/L) each
+        # token's is small and the sequence's is √(LC) > C (a long sequence of weak signals, where
+        # ghost clipping's bias norm before 1.5.4 read L·a² = C: unclipped); with a = 10 it is 10·L.
+        base = np.hstack([np.full((n, tokens), 0.5), np.zeros((n, tokens))])
+        spread = float(np.sqrt((clip[1] if isinstance(clip, (list, tuple)) else clip) / tokens))
+        extra = [([0.0] * tokens + [spread] * tokens,
+                  f"add a sequence of {tokens} tokens with gradient √(C/L) each (norm √(LC), clipped to C)"),
+                 ([0.0] * tokens + [10.0] * tokens, f"add a sequence of {tokens} tokens with gradient 10 each "
+                                                    "(clipped to C)")]
+    else:
+        base = np.tile([0.5, 0.0], (n, 1))  # y = 0: rows whose gradient is 0
+        # Any row clipped to norm C is a worst case (the noise is isotropic): one at C, one far above.
+        # Per-layer clipping (C_w, C_b): the row x = C_w/C_b, y = C_b has gradient (−C_w, −C_b), at both.
+        at_clip = [clip[0] / clip[1], clip[1]] if isinstance(clip, (list, tuple)) else [0.0, clip]
+        extra = [(at_clip, "add a row with gradient norm C (at the clip norm)"),
+                 ([100.0, 10.0], "add a row with gradient norm ≈ 1000 (clipped to C)")]
     pairs = [(base, np.vstack([base, row]), label) for row, label in extra]
     scenario = _scenario.from_pairs(pairs, ADD_REMOVE)
     width = 2 * steps
     # The mechanism is the subsampled Gaussian the accountant accounts for unless the step's
     # divisor reads N (opacus#819), the clip norm adapts (AdaClip) or ghost clipping ignores it
-    # (opacus#664): then its exact ε is unknown.
+    # (opacus#664) or misreads a sequence's bias norm (opacus#751): then its exact ε is unknown.
     reads_n = options.get("loss_reduction") == "mean" and expected_batch_size(n, batch) != expected_batch_size(n + 1, batch)
-    exact = not reads_n and options.get("clipping") != "adaptive" and not _clips_ghost_to_one(options)
+    exact = not reads_n and options.get("clipping") != "adaptive" and not _clips_ghost_to_one(options) and \
+        not _misnorms_sequence_bias(options)
     reference = PoissonSubsampledGaussian(sigma, q, steps, epsilon=reported, delta=DELTA) if exact else None
     mechanism = LibraryRelease(train, params, f"opacus.PrivacyEngine.make_private({point_label(point)})", claim, width + 1,
                                reference=reference)
@@ -283,7 +322,8 @@ def _engine_build(point):
     return Case("PrivacyEngine.make_private", point_label(point), {**point, "sample_rate": q, "opacus_epsilon": reported,
                                                                "delta": DELTA},
                 mechanism, claim, scenario, train, params, "fit", statistic="coordinates", layout=layout,
-                known=OPACUS_819 if reads_n else OPACUS_664 if _clips_ghost_to_one(options) else "")
+                known=OPACUS_819 if reads_n else OPACUS_664 if _clips_ghost_to_one(options) else
+                OPACUS_751 if _misnorms_sequence_bias(options) else "")
 
 
 #: Opacus's own defaults on a tiny model: loss_reduction="sum" (the accountant's mechanism exactly),
@@ -300,6 +340,12 @@ ENGINE_GRID = (
     # in 1.5.3 by meta-pytorch/opacus#664) adds noise σC for a sensitivity 5C, i.e. σ/5; at 1500 releases a
     # side, C = 0.5 (σ/2) would certify ε ≈ 1.0 at best, below the claim's 1.84 (docs/libraries/opacus.md).
     {"noise_multiplier": 2.0, "max_grad_norm": 0.2, "rows": 3, "batch_size": 2, "steps": 2, "grad_sample_mode": "ghost"},
+    # A sequence model (a Linear on (batch, L, 1) inputs): ghost clipping's norms of 3-dimensional
+    # activations.  Before 1.5.4 (meta-pytorch/opacus#751) the bias norm of a sequence whose L tokens
+    # each have gradient a = √(C/L) read L·a² = C for the true √(LC): at L = 8, C = 0.2 it passed
+    # unclipped, 6.3·C, against noise σC (docs/libraries/opacus.md).
+    {"noise_multiplier": 2.0, "max_grad_norm": 0.2, "rows": 3, "batch_size": 2, "steps": 2, "tokens": 8,
+     "grad_sample_mode": "ghost"},
     {"noise_multiplier": 2.0, "max_grad_norm": 1.0, "rows": 5, "batch_size": 4, "steps": 2, "physical_batch_size": 1},
     # AdaClipDPOptimizer raises on an empty Poisson batch (RuntimeError: cannot reshape tensor of 0
     # elements, Opacus 1.6.0): 39 rows at q = 1/2 make one empty with probability 2^-39 a step.

@@ -91,6 +91,15 @@ def test_a_range_writes_one_table_per_entry_across_releases(tmp_path, monkeypatc
     assert result["status"] == 1 and json.loads((tmp_path / "versions.json").read_text())["status"] == 1
 
 
+def test_a_row_that_links_different_known_issues_on_different_releases_lists_each_with_its_releases():
+    """A grid point refuted for one bug on old releases and another on newer ones (Opacus's sequence
+    ghost-clipping point: opacus#664 on 1.5.2, #751 on 1.5.3) names both, each with its releases."""
+    found = {"1.5.2": {"known": "#664"}, "1.5.3": {"known": "#751"}, "1.5.4": {"known": ""}, "1.6.0": None}
+    assert versions.known_across(found) == "#664 (on 1.5.2); #751 (on 1.5.3)"
+    assert versions.known_across({"0.1": {"known": "#1"}, "0.2": {"known": "#1"}}) == "#1"
+    assert versions.known_across({"0.1": None, "0.2": {"known": ""}}) == ""
+
+
 def test_a_release_that_cannot_be_installed_or_errors_fails_the_range(tmp_path, monkeypatch):
     register_release_rule("fake-uninstallable", lambda version: Environment("python0.1"))
     monkeypatch.setattr(versions, "sweep_in_environment",

@@ -189,6 +189,72 @@ def test_opacus_ghost_point_names_opacus_664_only_on_the_releases_that_clip_to_o
         assert (case.known == OPACUS_664) == buggy and (case.mechanism.reference is None) == buggy, version
 
 
+def _sequence_point_case():
+    return next(c for e in library("opacus").entries() if e.name == "PrivacyEngine.make_private"
+                for c in e.cases() if c.release_params.get("tokens"))
+
+
+def test_opacus_sequence_bias_norm_is_the_bias_gradients_and_was_not_before_1_5_4():
+    """On the sequence point's spread row (L tokens, x_t = 0, y_t = a = √(C/L), loss Σ_t −y_t·f(x_t)),
+    the bias's per-sample gradient is −Σ_t y_t = −L·a, of norm √(LC).  The installed Opacus's
+    ghost-clipping norm sampler returns exactly that; the formula 1.5-1.5.3 used
+    (meta-pytorch/opacus#751), ‖G Gᵀ‖_F with G the L × 1 output gradients, returns L·a² = C,
+    so that row was not clipped and moved the model by √(LC)/C = √(L/C) times the clip norm."""
+    pytest.importorskip("opacus")
+    import torch
+    from opacus.grad_sample.linear import compute_linear_norm_sample
+
+    case = _sequence_point_case()
+    tokens, clip = case.release_params["tokens"], case.release_params["max_grad_norm"]
+    row = np.asarray(case.scenario.pairs[0].neighbor)[-1]
+    x = torch.tensor(row[:tokens], dtype=torch.float32).reshape(1, tokens, 1)
+    backprops = -torch.tensor(row[tokens:], dtype=torch.float32).reshape(1, tokens, 1)  # ∂loss/∂f(x_t) = −y_t
+    layer = torch.nn.Linear(1, 1)
+    norms = compute_linear_norm_sample(layer, [x], backprops)
+    assert float(norms[layer.weight][0]) == pytest.approx(0.0, abs=1e-7)  # x = 0
+    assert float(norms[layer.bias][0]) == pytest.approx(np.sqrt(tokens * clip), rel=1e-6)
+    assert float(norms[layer.bias][0]) == pytest.approx(abs(float(backprops.sum())), rel=1e-6)
+    gram = torch.einsum("nik,njk->nij", backprops, backprops)
+    old = float(torch.sqrt(torch.einsum("n...i,n...i->n", gram, gram))[0])  # 1.5.3's line, verbatim
+    assert old == pytest.approx(clip, rel=1e-6)
+
+
+@pytest.mark.statistical
+@pytest.mark.filterwarnings("ignore")  # Opacus warns about its secure RNG and empty batches
+def test_opacus_ghost_clipping_clips_a_spread_sequence_to_max_grad_norm():
+    """Without noise, one ghost-clipping step with the spread sequence added moves (w, b) by C when
+    Poisson sampling includes it, else by 0 (1.5-1.5.3 moved it by √(LC) = 6.3·C, opacus#751).
+    20 seeds: some step moves unless all 20 miss the row (probability 2⁻²⁰)."""
+    pytest.importorskip("opacus")
+    from scenarios.libraries.opacus import train
+
+    case = _sequence_point_case()
+    clip = case.release_params["max_grad_norm"]
+    params = dict(case.release_params, noise_multiplier=0.0, steps=1)
+    for pair in case.scenario.pairs:
+        norms = [np.linalg.norm(train(np.asarray(pair.neighbor), np.random.RandomState(seed), **params))
+                 for seed in range(20)]
+        assert all(n == pytest.approx(0.0, abs=1e-6) or n == pytest.approx(clip, rel=1e-4) for n in norms), norms
+        assert any(n == pytest.approx(clip, rel=1e-4) for n in norms)
+
+
+def test_opacus_sequence_point_names_opacus_751_only_on_the_releases_that_misnorm_the_bias(monkeypatch):
+    """1.5-1.5.3 take a sequence bias's norm wrong: there the sequence row links meta-pytorch/opacus#751
+    (1.5-1.5.2 also clip to 1, opacus#664, which the row names first) and claims no exact ε; 1.5.4 on,
+    neither."""
+    pytest.importorskip("opacus")
+    import opacus
+
+    from scenarios.libraries.opacus import OPACUS_664, OPACUS_751, _engine_build
+
+    point = next(p for p in library("opacus").entries()[0].grid if p.get("tokens"))
+    for version, known in (("1.5.2", OPACUS_664), ("1.5", OPACUS_664), ("1.5.3", OPACUS_751), ("1.5.4", ""),
+                           ("1.6.0", "")):
+        monkeypatch.setattr(opacus, "__version__", version)
+        case = _engine_build(point)
+        assert case.known == known and (case.mechanism.reference is None) == bool(known), version
+
+
 @pytest.mark.statistical
 def test_opendp_integer_threshold_claims_the_tail_beyond_the_threshold_and_batches_keep_the_law():
     """opendp#2922: OpenDP's δ for make_laplace_threshold on integer counts (scale 1, threshold 5)
