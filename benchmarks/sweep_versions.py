@@ -158,6 +158,9 @@ TARGETS = (
     Target("opendp", "0.14.1", "0.14.2", "measurements.make_laplace[int]", "scale=3.0",
            "opendp/opendp#2638, fixed by #2639 in 0.14.2 (the exact Bernoulli(exp(-x)) sampler under the discrete "
            "noise divided x by k with dashu's faulty RBig / UBig, cmpute/dashu#57)"),
+    Target("opendp", "0.5.0", "0.6.0", "transformations.make_lipschitz_float_mul", "bounds=(1.0, 4.0)",
+           "opendp/opendp#582 in 0.6.0 (changelog, Fixed: clamping in make_lipschitz_float_mul; 0.5 clamped the "
+           "constant to the bounds instead of the value)"),
 )
 
 
