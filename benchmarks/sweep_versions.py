@@ -161,6 +161,9 @@ TARGETS = (
     Target("opendp", "0.5.0", "0.6.0", "transformations.make_lipschitz_float_mul", "bounds=(1.0, 4.0)",
            "opendp/opendp#582 in 0.6.0 (changelog, Fixed: clamping in make_lipschitz_float_mul; 0.5 clamped the "
            "constant to the bounds instead of the value)"),
+    Target("opendp", "0.12.1", "0.13.0", "measurements.make_private_lazyframe", "keys=4",
+           "opendp/opendp#2344, fixed by #2345 in 0.13.0 (changelog, Privacy Impacting: a Polars group-by with "
+           "explicit keys filled every empty partition with one noisy value, broadcast)"),
 )
 
 
