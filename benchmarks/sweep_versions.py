@@ -74,6 +74,16 @@ Targets:
   u ∈ {0, 1, 2} with Bernoulli(exp(−u/3)); at u = 2 that probability is 0.6090 instead of 0.5134,
   so P(Y = 2)/P(Y = 3) = e^0.504 where the claim 1/3 allows e^0.333.  The row's batched draws
   (the vector form of the same noise) resolve it; at scale 1 the sampler meets no such x.
+- **OpenDP 0.5.0 → 0.6.0, ``make_lipschitz_float_mul`` on [1, 4]** (#582, 0.6.0 changelog,
+  *Fixed*): 0.5 clamped the constant to the bounds instead of the value, so c = 1/4 on data in
+  [1, 4] became 1 and the value was released unscaled, while the map claims |c|·d_in.  Chained
+  with a Laplace of scale 1/4 the claim is ε = 1 and a shift of 1 costs ε = 4.  The entry's other
+  point, bounds (0, 4), where the constant lies inside the bounds, is refuted on neither release.
+- **OpenDP 0.12.1 → 0.13.0, a Polars group-by over explicit keys** (opendp/opendp#2344, fixed by
+  #2345, changelog *Privacy Impacting*): the empty partitions' fill was one noisy scalar broadcast
+  to every key without a record, so those keys tie; the row releases each key's sum and the number
+  of tied keys (4 on the empty table, 3 with one record in key 0).  The release environments from
+  0.11 on install the release's ``polars`` extra.
 
 - **Opacus 1.5.3 → 1.5.4, ghost clipping on sequences** (meta-pytorch/opacus#751, the 1.5.4
   changelog's "Fix the norm calculation of bias under ghost clipping"): 1.5-1.5.3's
@@ -172,6 +182,12 @@ TARGETS = (
     Target("opacus", "1.5.3", "1.5.4", "PrivacyEngine.make_private", "tokens=8, grad_sample_mode=ghost",
            "meta-pytorch/opacus#751, released in 1.5.4 (ghost clipping's per-sample norm of a Linear bias on sequence "
            "inputs was ‖GGᵀ‖_F, not ‖Σ_t g_t‖)", only_point=True, folder="PrivacyEngine.make_private [tokens]"),
+    Target("opendp", "0.5.0", "0.6.0", "transformations.make_lipschitz_float_mul", "bounds=(1.0, 4.0)",
+           "opendp/opendp#582 in 0.6.0 (changelog, Fixed: clamping in make_lipschitz_float_mul; 0.5 clamped the "
+           "constant to the bounds instead of the value)"),
+    Target("opendp", "0.12.1", "0.13.0", "measurements.make_private_lazyframe", "keys=4",
+           "opendp/opendp#2344, fixed by #2345 in 0.13.0 (changelog, Privacy Impacting: a Polars group-by with "
+           "explicit keys filled every empty partition with one noisy value, broadcast)"),
 )
 
 

@@ -104,8 +104,11 @@ def _diffprivlib(version: str) -> Environment:
 
 
 def _opendp(version: str) -> Environment:
-    # Releases before 0.10 predate numpy 2.
-    return Environment(_current(), ("numpy<2",) if version_key(version) < version_key("0.10") else ())
+    # Releases before 0.10 predate numpy 2; from 0.11, with the Polars its `polars` extra pins (the
+    # catalogue's make_private_lazyframe entry needs it).
+    if version_key(version) < version_key("0.10"):
+        return Environment(_current(), ("numpy<2",))
+    return Environment(_current(), (f"opendp[polars]=={version}",) if version_key(version) >= version_key("0.11") else ())
 
 
 def _opacus(version: str) -> Environment:

@@ -51,6 +51,7 @@ from mechanisms.claims import ApproxDP, PureDP, Relation, ZCDP
 from .. import scenario as _scenario
 from .catalogue import Case, Entry, Library, NotInRelease
 from .families import HUGE, row_pairs, value_pairs
+from .opendp_polars import group_by_sum, lazyframe_entry
 from .registry import register_library
 
 dp = require("opendp.prelude", library="opendp")
@@ -544,6 +545,13 @@ def _entries() -> list[Entry]:
     ]
 
 
+def _missing(exc: Exception) -> None:
+    """NotInRelease for an API another release than the catalogue's lacks (on that one, ours: re-raised)."""
+    if _installed_release().startswith(CATALOGUE_RELEASE):
+        raise exc
+    raise NotInRelease(f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}") from None
+
+
 def entries() -> tuple[Entry, ...]:
     """The whole catalogue (the chains' d_in is 2 on sized data: their scenario is replace)."""
     found = []
@@ -556,7 +564,7 @@ def entries() -> tuple[Entry, ...]:
                                _sized_build))
         else:
             found.append(entry)
-    return tuple(found)
+    return tuple(found) + (lazyframe_entry(_claim, _missing),)
 
 
 def _sized_build(point):
@@ -575,7 +583,6 @@ def public_api() -> tuple[str, ...]:
 _EXCLUDED = {
     "opendp.measurements.make_user_measurement": "not DP: its privacy map is the user's, not the library's",
     "opendp.measurements.make_private_expr": "not yet written: a Polars expression (needs polars dataframes)",
-    "opendp.measurements.make_private_lazyframe": "not yet written: a Polars query (needs polars dataframes)",
     "opendp.combinators.make_population_amplification": "not auditable as a black box: the bound assumes the "
                                                         "input is a simple random sample of a larger population",
     "opendp.combinators.make_select_private_candidate": "not yet written",
@@ -590,7 +597,8 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="opendp", distribution="opendp", entries=entries, public_api=public_api, excluded=_EXCLUDED,
-    script_header='import numpy as np\nimport opendp.prelude as dp\n\ndp.enable_features("contrib")\n_CACHE = {}\n',
+    script_header=('import numpy as np\nimport opendp.prelude as dp\n\ntry:\n    import polars as pl  # the Polars entry\'s '
+                   'release needs it\nexcept ImportError:\n    pl = None\n\ndp.enable_features("contrib")\n_CACHE = {}\n'),
     helpers=(encode, released, atom, scalar_noise, vector_noise, canonical, threshold, selection, quantile,
-             randomized_response, alp, chain, combined, measurement, convert, flatten),
+             randomized_response, alp, chain, combined, measurement, convert, flatten, group_by_sum),
     seeded=False))

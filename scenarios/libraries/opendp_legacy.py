@@ -83,6 +83,7 @@ def measurement(name, **params):
         chain = params.pop("chain", None)
         bounds = params.pop("bounds_in", None)
         size = params.pop("size", None)
+        constant = params.pop("constant", None)
         built = getattr(meas, name)(**(dict(params, size=size) if chain == "count_by" else params))
         if chain == "count_by":
             built = trans.make_count_by(size=size, MO=params["MI"], TIA=params["TIK"], TOA=params["TIC"]) >> built
@@ -92,6 +93,8 @@ def measurement(name, **params):
             built = trans.make_sized_bounded_mean(size=size, bounds=bounds) >> built
         elif chain == "sized_bounded_sum":
             built = trans.make_sized_bounded_sum(size=size, bounds=bounds, T="i32") >> built
+        elif chain == "lipschitz_float_mul":
+            built = trans.make_lipschitz_float_mul(constant, bounds) >> built
         _CACHE[key] = built
     return _CACHE[key]
 
@@ -183,6 +186,9 @@ STABILITY = ("OpenDP 0.4.0 changelog, Security: make_base_stability underestimat
              "(its check divides d_in by n); removed in 0.4.0 for make_base_ptr")
 SIZED_SUM = ("OpenDP 0.4.0 changelog, Security: fixed integer truncation issue in the sized bounded sum "
              "privacy relation (its stability (upper - lower)/2 rounds down, to 0 on [0, 1])")
+FLOAT_MUL = ("OpenDP 0.6.0 changelog, Fixed: clamping in make_lipschitz_float_mul (#582: 0.5 clamped the constant "
+             "to the bounds instead of the value, so with bounds away from zero it released v · clamp(c) unclamped "
+             "while its map claims |c|·d_in)")
 OPENDP_480 = "opendp/opendp#480 (randomized response on booleans lies with probability (1 - p)/2; fixed by #481 in 0.5.0)"
 
 
@@ -242,6 +248,21 @@ def _chain(point):
     return _case("chains", point, params, 1, pairs, rows=True, relation=ADD_REMOVE)
 
 
+def _float_mul(point):
+    """``make_lipschitz_float_mul(c, (L, U)) >> make_base_laplace``: the value, clamped to [L, U], times c,
+    plus Laplace noise; its map claims ``|c|·d_in/scale`` (plus one ulp of ``max(|L|, U)·|c|``).
+    Neighbours are values ``d_in = 1`` apart at each bound and across the upper one (clamping must
+    absorb a value outside).  0.5 clamped ``c`` instead: with ``0 < c < L`` it released ``L·v``
+    unclamped, so at ``c = 1/4`` on ``[1, 4]`` a shift of 1 moves the output by 1, ε = 4 where it claims 1."""
+    lower, upper = point["bounds"]
+    params = {"name": "make_base_laplace", "input": "float", "scale": point["scale"], "D": "AllDomain<f64>",
+              "chain": "lipschitz_float_mul", "constant": point["constant"], "bounds_in": (lower, upper)}
+    values = [(lower, lower + 1.0, "lower bound vs + d_in"), (upper - 1.0, upper, "upper bound - d_in vs upper bound"),
+              (upper, upper + 1.0, "upper bound vs beyond it")]
+    return _case("transformations.make_lipschitz_float_mul", point, params, 1.0, value_pairs(values, 1.0),
+                 rows=False, relation=REPLACE, known=FLOAT_MUL, cost="call")
+
+
 def _stability(point):
     """0.3's stability histogram after ``make_count_by`` on n records (one replaced: symmetric
     distance 2).  Its check accepts ``scale ≥ d_in/(ε n)``, a noise n times too small for counts
@@ -293,6 +314,11 @@ def entries() -> tuple[Entry, ...]:
               text.format(t + "make_sized_bounded_mean >> " + m + "make_base_laplace") + " (d_in = 2, one record "
               "replaced)", REPLACE, ({"kind": "sized_bounded_mean", "scale": 0.5},
                                      {"kind": "sized_bounded_sum", "scale": 1.0}), _chain),
+        Entry("transformations.make_lipschitz_float_mul", (t + "make_lipschitz_float_mul",), "combinator",
+              text.format(t + "make_lipschitz_float_mul >> " + m + "make_base_laplace") + " (|v - v'| = 1; the "
+              "constant rescales data bounded at zero and away from it)", REPLACE,
+              ({"constant": 0.25, "bounds": (0.0, 4.0), "scale": 0.25},
+               {"constant": 0.25, "bounds": (1.0, 4.0), "scale": 0.25}), _float_mul),
     )
 
 

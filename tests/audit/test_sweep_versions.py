@@ -35,6 +35,9 @@ def test_a_release_and_a_range_are_read_as_a_user_writes_them():
 def test_releases_get_the_pins_they_need():
     assert "numpy<2" in releases.release_environment("opendp", "0.4.0").pins
     assert "numpy<2" not in releases.release_environment("opendp", "0.14.0").pins
+    # the Polars the release's own extra pins, from 0.11 (make_private_lazyframe's entry needs it)
+    assert releases.release_environment("opendp", "0.12.1").pins == ("opendp[polars]==0.12.1",)
+    assert not any("polars" in pin for v in ("0.4.0", "0.10.0") for pin in releases.release_environment("opendp", v).pins)
     old = releases.release_environment("diffprivlib", "0.4.0")
     assert old.python == "python3.10" and "scikit-learn==1.0.2" in old.pins
     # 0.5.0 and 0.5.1 import scikit-learn's _logistic_loss_and_grad, which 1.1 removed; 0.5.2 its own copy
