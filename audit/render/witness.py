@@ -382,7 +382,12 @@ def _certifies(report: dict, event: dict, index: int, refuting: bool) -> str:
             violation = next((v for v in report.get("violations") or []
                               if v.get("test") == "joint" and v.get("slot") == event.get("slot")), None)
             if violation is not None:
-                text += f", above the {format_number(violation['claimed'])} the claim allows"
+                bound, claimed = event.get("bound"), violation["claimed"]
+                if bound is not None and claimed is not None and float(bound) > float(claimed):
+                    text += f", above the {format_number(claimed)} the claim allows"
+                else:  # the joint test rejects the claim's pair of counts; its one-number bound is weaker
+                    text += (f"; the test rejects the claim on both counts together, though this bound alone is "
+                             f"not above the {format_number(claimed)} the claim allows")
         else:
             allowed = {"epsilon": report.get("reference_epsilon"), "delta": report.get("reference_delta"),
                        "mu": (report.get("claim") or {}).get("mu")}.get(_slot_quantity(report, str(event["slot"])))

@@ -105,3 +105,15 @@ def test_the_witness_names_the_lane_whose_event_it_reports():
 def test_the_sweep_row_names_the_lane_whose_event_it_reports():
     assert witness_summary(_lanes_report(1))["statistic"] == "auto: linear (one of auto's lanes; auto chose binned)"
     assert witness_summary(_lanes_report(0))["statistic"] == "auto: binned"
+
+
+def test_a_joint_refutation_whose_one_number_bound_is_below_the_claim_is_not_called_above_it():
+    # The joint test rejects the claim on both counts together; the δ it certifies alone may be below
+    # the claimed δ (δ ≥ 0.0009838 against 0.001 was once printed as "above the 0.001 the claim allows").
+    from audit.render.witness import _certifies
+    slot = "delta@1.0"
+    report = {"violations": [{"test": "joint", "slot": slot, "claimed": 0.001}]}
+    below = _certifies(report, {"test": "joint", "slot": slot, "bound": 0.0009838, "level": 0.01}, 0, True)
+    assert ", above the" not in below and "not above the 0.001 the claim allows" in below
+    above = _certifies(report, {"test": "joint", "slot": slot, "bound": 0.0012, "level": 0.01}, 0, True)
+    assert "above the 0.001 the claim allows" in above and "not above" not in above
