@@ -50,7 +50,7 @@ from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
 from .repro_additive import CarriedScore, additive_scores
 
-__all__ = ["Event", "AtomSet", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
+__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
            "SCRIPT_DRAWS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
@@ -84,6 +84,10 @@ class Event:
     #: the additive statistic's tables as JSON (op "score >=" or "score <": its certified event
     #: {T ≥ value} or the complement), :mod:`audit.sweep.repro_additive`
     statistic: str = ""
+    #: a certified event's excess in standard deviations of one draw a side,
+    #: (P′ − e^ε·P − δ)/√(P′(1 − P′) + e^{2ε}·P(1 − P)), on the audit's certification counts when the
+    #: report has them (else on the choosing draws): how the fallback ranks the audit's own events
+    strength: float = float("nan")
 
     def code(self) -> str:
         if self.op.startswith("score"):
@@ -160,6 +164,62 @@ def certified_sets(report: dict, label: str) -> list[AtomSet]:
     return list(found)
 
 
+@dataclass(frozen=True)
+class CertifiedProjection:
+    """A certified event {w · output ≥ ``threshold``} of the audit's linear statistic (a Fisher
+    discriminant), more likely under ``more_likely``, with the audit's certification counts
+    (on that side, on the other, draws a side) or ()."""
+
+    weights: tuple
+    threshold: float
+    more_likely: str = "D'"
+    counts: tuple = ()
+
+
+def certified_projections(report: dict, label: str) -> list[CertifiedProjection]:
+    """Every certified event of pair ``label`` in a report dict that is a threshold of a linear
+    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane)."""
+    entry = pair_statistic(report, label)
+    if entry is None:
+        return []
+    lanes = [entry, *(entry.get("alternates") or [])]
+    found: dict[CertifiedProjection, None] = {}
+    for item in report.get("evidence") or []:
+        lane = int(item.get("lane") or 0)
+        if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
+            continue
+        statistic = lanes[lane]
+        if statistic.get("kind") != "fisher-discriminant" or not statistic.get("weights"):
+            continue
+        counts = ()
+        if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
+            counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
+        more = "D" if item.get("more_likely_under") == "base" else "D'"
+        found[CertifiedProjection(tuple(float(w) for w in statistic["weights"]), float(item["threshold"]), more,
+                                  counts)] = None
+    return list(found)
+
+
+def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: CertifiedProjection, ratio: float,
+                       delta: float):
+    """The certified projection event and its complement, each from both sides, on all the draws
+    (as :func:`_score_events`)."""
+    w = np.asarray(certified.weights, dtype=np.float64)
+    if w.shape != (base.shape[1],):
+        return
+    above = (base @ w >= certified.threshold, neighbour @ w >= certified.threshold)
+    for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
+        p0, p1 = float(a.mean()), float(b.mean())
+        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+            strength = _strength(hi, lo, ratio, delta)
+            if op == ">=" and certified.counts and more == certified.more_likely:
+                c = certified.counts
+                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
+            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                -1, f"projection {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta, certified.weights,
+                certified="certified" if op == ">=" else "complement", strength=strength)
+
+
 def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
     """The certified ``atom_set`` and its complement (a test and its complement are one test, the
     errors swapped), each as an event more likely under D′ or under D, on all the draws (whatever
@@ -173,7 +233,8 @@ def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, rati
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             raw = hi - ratio * lo - delta
             yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
-                                                                  certified=source)
+                                                                  certified=source,
+                                                                  strength=_strength(hi, lo, ratio, delta))
 
 
 def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> tuple:
@@ -245,36 +306,50 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
     return column >= value if op == ">=" else column <= value
 
 
+def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
+    """``(hi − ratio·lo − δ) / √(hi(1 − hi) + ratio²·lo(1 − lo))`` (:attr:`Event.strength`)."""
+    spread = math.sqrt(hi * (1 - hi) + ratio ** 2 * lo * (1 - lo))
+    return (hi - ratio * lo - delta) / spread if spread > 0 else math.copysign(math.inf, hi - ratio * lo - delta)
+
+
 def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):
     """The additive statistic's certified event {T ≥ t} and its complement, each as an event more
-    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`)."""
+    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`).
+    The certified event read from the side the audit certified it on carries its strength on the
+    audit's certification counts."""
     above = (carried.holds(base), carried.holds(neighbour))
     for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
         p0, p1 = float(a.mean()), float(b.mean())
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+            strength = _strength(hi, lo, ratio, delta)
+            if op == ">=" and carried.counts and more == carried.more_likely:
+                strength = _strength(carried.counts[0] / carried.counts[2], carried.counts[1] / carried.counts[2],
+                                     ratio, delta)
             yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
                 -1, f"score {op}", carried.threshold, more, p0, p1, hi - ratio * lo - delta,
-                certified="certified" if op == ">=" else "complement", statistic=carried.tables)
+                certified="certified" if op == ">=" else "complement", statistic=carried.tables, strength=strength)
 
 
 def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
                    projections: Sequence[Sequence[float]] = (), certified: Sequence[AtomSet] = (),
-                   scores: Sequence[CarriedScore] = ()) -> Optional[Event]:
+                   scores: Sequence[CarriedScore] = (),
+                   certified_lines: Sequence[CertifiedProjection] = ()) -> Optional[Event]:
     """The simple event of the module docstring on draws ``base`` (n, k) and ``neighbour`` (n, k).
 
     ``projections`` are weight vectors of length k the audit's statistic used (a Fisher
     discriminant): a threshold on ``w · output`` is a candidate too, and the script carries ``w``.
     ``certified`` are the audit's certified atom-set events (:func:`certified_sets`) and
     ``scores`` its certified events of an additive statistic
-    (:func:`audit.sweep.repro_additive.certified_scores`), candidates as they stand.
+    (:func:`audit.sweep.repro_additive.certified_scores`) and ``certified_lines`` of a Fisher
+    discriminant (:func:`certified_projections`), candidates as they stand.
 
     Each candidate is scored by a lower confidence bound of its excess over the claim
     (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event resting
     on a handful of tail draws cannot win; with probability ≥ 1 − :data:`CHOICE_MISS` the event
     returned exceeds the claim.  When no candidate's bound is positive, the audit's own certified
     event is returned (chosen and certified on the audit's draws, not these, which may be too few
-    to see an event of δ's scale: it stands on the audit's evidence), read from the side where it
-    exceeds the claim most on these draws; with none, None.
+    to see an event of δ's scale: it stands on the audit's evidence), the one of the largest
+    :attr:`Event.strength`, which is what a script's fixed number of draws can show; with none, None.
     """
     pooled = np.concatenate([base, neighbour])
     n0, n1 = base.shape[0], neighbour.shape[0]
@@ -299,6 +374,8 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             found += _set_events(base, neighbour, atom_set, ratio, delta)
     for carried in scores:
         found += _score_events(base, neighbour, carried, ratio, delta)
+    for line in certified_lines:
+        found += _projection_events(base, neighbour, line, ratio, delta)
     for index in range(pooled.shape[1]):
         if np.all(pooled[:, index] == pooled[0, index]):
             continue
@@ -322,7 +399,7 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     if lower[best] > 0:
         return found[best][1]
     own = [event for _, event in found if event.certified]
-    return max(own, key=lambda event: event.excess) if own else None
+    return max(own, key=lambda event: event.strength) if own else None
 
 
 def script_draws(event: Event, cost: str) -> int:
@@ -405,7 +482,7 @@ def _describe(event: Event) -> str:
         return (f"the audit's statistic T, a sum of {columns} per-column log-ratio estimates (TABLES and "
                 f"additive_scores below, exactly as the audit computed it), is {side} {event.value!r}{certified}")
     if event.op.startswith("projection"):
-        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose"
+        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose{certified}"
     if event.op.startswith("grain"):
         return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
                 "(which grid of doubles the released value lies on)")

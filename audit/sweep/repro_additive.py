@@ -60,10 +60,14 @@ def additive_scores(outputs, tables):
 @dataclass(frozen=True)
 class CarriedScore:
     """A certified event {T ≥ ``threshold``} of an additive statistic, with the statistic's
-    ``tables`` as JSON text (hashable, and written into the script as it stands)."""
+    ``tables`` as JSON text (hashable, and written into the script as it stands), the side it is
+    more likely under (``"D'"`` or ``"D"``) and the audit's certification counts of it,
+    ``counts`` = (on that side, on the other, draws a side), or () when the report has none."""
 
     tables: str
     threshold: float
+    more_likely: str = "D'"
+    counts: tuple = ()
 
     def scores(self, outputs: np.ndarray) -> np.ndarray:
         return additive_scores(outputs, json.loads(self.tables))
@@ -88,5 +92,9 @@ def certified_scores(report: dict, label: str) -> list[CarriedScore]:
         statistic = lanes[lane]
         if statistic.get("kind") != "additive" or not statistic.get("tables"):
             continue
-        found[CarriedScore(json.dumps(statistic["tables"]), float(item["threshold"]))] = None
+        counts = ()
+        if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
+            counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
+        more = "D" if item.get("more_likely_under") == "base" else "D'"
+        found[CarriedScore(json.dumps(statistic["tables"]), float(item["threshold"]), more, counts)] = None
     return list(found)

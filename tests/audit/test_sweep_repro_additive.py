@@ -97,7 +97,7 @@ def test_the_script_evaluates_the_additive_score_exactly_as_the_audit():
     assert np.array_equal(mine, theirs, equal_nan=True)
     carried = certified_scores({"pairs": [{"label": "p"}], "statistic": {"pairs": [statistic.to_dict()]},
                                 "evidence": [{"pair": "p", "threshold": 1.5}, {"pair": "q", "threshold": 0.0}]}, "p")
-    assert carried == [CarriedScore(json.dumps(tables), 1.5)]
+    assert carried == [CarriedScore(json.dumps(tables), 1.5, "D'", ())]
     assert np.array_equal(carried[0].holds(outputs), theirs >= 1.5)
 
 
