@@ -124,10 +124,10 @@ def test_the_fallback_chooser_does_not_pick_an_event_of_a_handful_of_tail_draws(
 @pytest.mark.statistical
 def test_where_the_excess_is_plain_the_chooser_finds_an_event_that_holds():
     """A wide shifted component, (1 − 0.3)·N(0, 1) + 0.3·N(−4, 1) against N(0, 1), at the row's
-    claim: output ≤ −2.5 has P[E | D′] ≈ 0.21 against e^ε·P[E | D] ≈ 0.13.  The chosen event is
-    not None and its exact excess is positive unless a Clopper–Pearson bound of the Bonferroni family
-    fails: probability at most CHOICE_MISS = 0.05 (the event exists: 20,000 draws put the best
-    threshold's lower bound near its excess, 0.08, minus 5 standard deviations, 0.02)."""
+    claim: output ≤ −3.0 has P[E | D′] ≈ 0.25 against e^ε·P[E | D] ≈ 0.03, an excess of 0.22.  The
+    chosen event is not None (at 20,000 draws a side the Clopper–Pearson bounds at 0.05/400 put
+    that threshold's lower bound of the excess near 0.19) and its exact excess is positive unless a
+    bound of the Bonferroni family fails: probability at most CHOICE_MISS = 0.05."""
     rng = np.random.default_rng(SEED + 2)
     a = _draws(rng, 20_000, False, sigma=1.0, rate=0.3, shift=-4.0)
     b = _draws(rng, 20_000, True, sigma=1.0, rate=0.3, shift=-4.0)
@@ -149,12 +149,22 @@ def test_the_script_carries_the_certified_additive_event_and_run_alone_shows_the
     script prints "exceeded" but with probability < 1e-4 (CLT)."""
     rng = np.random.default_rng(SEED + 3)
     statistic = _fitted(rng, 400_000)
+    # Two certified events with the audit's certification counts (those of the row's report): the
+    # headline's, 295 against 6 of 52,734, exceeds the claim by 5.8 of its standard deviations at
+    # 200,000 draws; a curve event's, 603 against 27, by none.  The script carries the first.
+    evidence = [{"pair": "empty vs one row", "threshold": 2.24, "more_likely_under": "neighbour",
+                 "count_more_likely": 603, "count_other": 27, "n": 52734},
+                {"pair": "empty vs one row", "threshold": 3.2, "more_likely_under": "neighbour",
+                 "count_more_likely": 295, "count_other": 6, "n": 52734}]
     report = {"pairs": [{"label": "empty vs one row"}], "statistic": {"pairs": [statistic.to_dict()]},
-              "evidence": [{"pair": "empty vs one row", "threshold": 3.2}]}
+              "evidence": evidence}
     scores = certified_scores(report, "empty vs one row")
+    assert [(s.threshold, s.counts) for s in scores] == [(2.24, (603, 27, 52734)), (3.2, (295, 6, 52734))]
+    scores = scores[1:] + scores[:1]  # the choice does not depend on the order
     a, b = _draws(rng, 20_000, False), _draws(rng, 20_000, True)
     event = readable_event(a, b, EPSILON, DELTA, scores=scores)
     assert event is not None and event.op == "score >=" and event.more_likely == "D'" and event.certified
+    assert event.value == 3.2
 
     grid = np.linspace(-1.0 - 8 * SIGMA, 8 * SIGMA, 2_000_001)
     inside = scores[0].holds(np.c_[grid, np.zeros(grid.size)])
@@ -177,3 +187,30 @@ def test_the_script_carries_the_certified_additive_event_and_run_alone_shows_the
                             cwd=tmp_path)
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and lines[2].endswith(": exceeded"), result.stdout + result.stderr
+
+
+@pytest.mark.statistical
+def test_a_certified_fisher_threshold_is_carried_when_no_simple_event_is_certain():
+    """Four coordinates each N(0, 1) plus the row's shift −1 with probability 0.25 on D′ only (one
+    draw of B shared by all), against (ε, δ) = (3.06, 1e-5): the audit's Fisher direction is the
+    mean, and its certified threshold far out is the event the script can show: Σx ≤ −7.4 has
+    P[E | D′] ≈ 0.25·Φ(−1.7) ≈ 0.011 against e^ε·P[E | D] = e^ε·Φ(−3.7) ≈ 0.002.  At 20,000
+    choosing draws no event's Bonferroni lower bound is positive (e^ε times the upper
+    Clopper–Pearson bound of a count of two or three out of 20,000 alone is about 0.015), so the
+    chooser falls back to the certified line, read from the side the audit certified it on."""
+    from audit.sweep.repro import certified_projections
+
+    rng = np.random.default_rng(SEED + 4)
+    n = 20_000
+    shift = -1.0 * (rng.random(n) < 0.25)
+    a = np.c_[rng.standard_normal((n, 4)), np.zeros(n)]
+    b = np.c_[rng.standard_normal((n, 4)) + shift[:, None], np.zeros(n)]
+    weights = [-0.5, -0.5, -0.5, -0.5, 0.0]
+    report = {"pairs": [{"label": "p"}], "statistic": {"pairs": [{"kind": "fisher-discriminant", "weights": weights}]},
+              "evidence": [{"pair": "p", "threshold": 3.7, "more_likely_under": "neighbour",
+                            "count_more_likely": 227, "count_other": 9, "n": 210938}]}
+    lines = certified_projections(report, "p")
+    assert [(line.threshold, line.more_likely, line.counts) for line in lines] == [(3.7, "D'", (227, 9, 210938))]
+    event = readable_event(a, b, EPSILON, DELTA, projections=[weights], certified_lines=lines)
+    assert event is not None and event.op == "projection >=" and event.value == 3.7
+    assert event.more_likely == "D'" and event.certified == "certified"
