@@ -25,10 +25,12 @@ dataset reaches), so the certified set is scored on the same fresh draws, whole 
 the audit's draws, not these), and the script carries it when it exceeds the claim by more than
 the simplified events do.  The certified event {T ≥ t} of an additive statistic competes the
 same way, the script then carrying the statistic's tables and the numpy function that scores them
-(:mod:`audit.sweep.repro_additive`).  Every candidate is ranked by a lower confidence bound of its
+(:mod:`audit.sweep.repro_additive`), and so does a certified threshold of a Fisher discriminant
+(:func:`certified_projections`).  Every candidate is ranked by a lower confidence bound of its
 excess (Clopper–Pearson on the choosing draws, Bonferroni over the candidates,
 :data:`CHOICE_MISS`), so an event of a handful of tail draws does not win; when none is certain,
-the audit's own certified event is carried.  The script's own draws
+the audit's own certified event is carried, the one of the largest excess in standard deviations
+on the audit's certification counts (:attr:`Event.strength`).  The script's own draws
 are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
 numbers are the sweep report's.
 """
