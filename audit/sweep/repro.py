@@ -52,8 +52,8 @@ from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
 from .repro_additive import CarriedScore, additive_scores
 
-__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
-           "SCRIPT_DRAWS"]
+__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
+           "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}
@@ -484,7 +484,8 @@ def _describe(event: Event) -> str:
         return (f"the audit's statistic T, a sum of {columns} per-column log-ratio estimates (TABLES and "
                 f"additive_scores below, exactly as the audit computed it), is {side} {event.value!r}{certified}")
     if event.op.startswith("projection"):
-        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose{certified}"
+        return (f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit "
+                f"chose{certified}")
     if event.op.startswith("grain"):
         return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
                 "(which grid of doubles the released value lies on)")
