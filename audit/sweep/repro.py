@@ -63,6 +63,8 @@ _MAX_THRESHOLDS = 64
 #: The probability that the event the script carries, when chosen among simple events, does not
 #: exceed the claim (its lower confidence bound of the excess is positive but the excess is not).
 CHOICE_MISS = 0.05
+#: An uncertain event is carried only if seen at least this many times on its likelier side.
+HOPE_COUNT = 10
 _MAX_ATOMS = 16
 
 
@@ -351,7 +353,11 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     returned exceeds the claim.  When no candidate's bound is positive, the audit's own certified
     event is returned (chosen and certified on the audit's draws, not these, which may be too few
     to see an event of δ's scale: it stands on the audit's evidence), the one of the largest
-    :attr:`Event.strength`, which is what a script's fixed number of draws can show; with none, None.
+    :attr:`Event.strength`, which is what a script's fixed number of draws can show.  With none, a
+    simple event that is not certain (too few draws, as for a model's fit; the script's fresh draws
+    decide): seen at least :data:`HOPE_COUNT` times on its likelier side and exceeding the claim
+    with one draw more on the other side than seen, the one of the largest such excess in standard
+    deviations; with none, None.
     """
     pooled = np.concatenate([base, neighbour])
     n0, n1 = base.shape[0], neighbour.shape[0]
@@ -401,7 +407,20 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     if lower[best] > 0:
         return found[best][1]
     own = [event for _, event in found if event.certified]
-    return max(own, key=lambda event: event.strength) if own else None
+    if own:
+        return max(own, key=lambda event: event.strength)
+    # Last, an event that is not certain: seen at least HOPE_COUNT times on its likelier side, and
+    # exceeding the claim with one more draw on the other side than seen (a tail of a few draws,
+    # or of none on the other side, fails both), ranked by that excess in standard deviations.
+    best, best_z = None, 0.0
+    for (k_hi, n_hi, k_lo, n_lo), event in found:
+        hi, lo = k_hi / n_hi, (k_lo + 1) / n_lo
+        excess = hi - ratio * lo - delta
+        if k_hi >= HOPE_COUNT and excess > 0:
+            z = excess / math.sqrt(hi * (1 - hi) / n_hi + ratio ** 2 * lo * (1 - lo) / n_lo)
+            if z > best_z:
+                best, best_z = event, z
+    return best
 
 
 def script_draws(event: Event, cost: str) -> int:
