@@ -35,7 +35,7 @@ OTHER_PAIRS = 8
 _SHOWN = 4
 #: Statistic fields that describe its structure (summarised), not notes about how it was chosen.
 _STRUCTURE = frozenset({"kind", "weights", "atoms", "top_atoms", "bins", "edges", "scores", "projection",
-                        "estimator", "features", "callable", "alternates", "atom_scores"})
+                        "estimator", "features", "callable", "alternates", "atom_scores", "tables"})
 
 
 def slot_text(key: str) -> str:

@@ -139,7 +139,17 @@ class AdditiveStatistic(Statistic):
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "columns": [c.column for c in self.columns],
-                "groups": [c.groups for c in self.columns]}
+                "groups": [c.groups for c in self.columns], "tables": [_table(c) for c in self.columns]}
+
+
+def _table(column: ColumnScore) -> dict:
+    """One column's score as plain lists (floats round-trip through JSON exactly), all a script
+    needs to evaluate it (:func:`audit.sweep.repro_additive.additive_scores`)."""
+    return {"column": int(column.column), "edges": [float(v) for v in column.edges],
+            "scores": [float(v) for v in column.scores], "rising": [int(v) for v in column.tie.rising],
+            "scale": float(column.tie.scale), "eta": float(column.tie.eta),
+            "atom_values": [float(v) for v in column.atom_values],
+            "atom_scores": [float(v) for v in column.atom_scores], "atoms_in_pattern": bool(column.atoms_in_pattern)}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,14 @@ certified threshold, and every atom unseen in training when that threshold is �
 such a set into one threshold can lose the event (a grain in the middle of the range that only one
 dataset reaches), so the certified set is scored on the same fresh draws, whole (it was chosen on
 the audit's draws, not these), and the script carries it when it exceeds the claim by more than
-the simplified events do.  The script's own draws
+the simplified events do.  The certified event {T ≥ t} of an additive statistic competes the
+same way, the script then carrying the statistic's tables and the numpy function that scores them
+(:mod:`audit.sweep.repro_additive`), and so does a certified threshold of a Fisher discriminant
+(:func:`certified_projections`).  Every candidate is ranked by a lower confidence bound of its
+excess (Clopper–Pearson on the choosing draws, Bonferroni over the candidates,
+:data:`CHOICE_MISS`), so an event of a handful of tail draws does not win; when none is certain,
+the audit's own certified event is carried, the one of the largest excess in standard deviations
+on the audit's certification counts (:attr:`Event.strength`).  The script's own draws
 are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
 numbers are the sweep report's.
 """
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import math
 import textwrap
 from dataclasses import dataclass
@@ -39,17 +47,24 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..intervals import cp_lower, cp_upper
 from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
+from .repro_additive import CarriedScore, additive_scores
 
-__all__ = ["Event", "AtomSet", "certified_sets", "readable_event", "script_text", "low_bits", "REPRO_DRAWS",
-           "SCRIPT_DRAWS"]
+__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
+           "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}
 #: At most this many releases per side in a script, by cost (a script should run in seconds).
 SCRIPT_DRAWS = {"batch": 200_000, "call": 20_000, "query": 5_000, "fit": 2_000, "pipeline": 50}
 _MAX_THRESHOLDS = 64
+#: The probability that the event the script carries, when chosen among simple events, does not
+#: exceed the claim (its lower confidence bound of the excess is positive but the excess is not).
+CHOICE_MISS = 0.05
+#: An uncertain event is carried only if seen at least this many times on its likelier side.
+HOPE_COUNT = 10
 _MAX_ATOMS = 16
 
 
@@ -70,8 +85,17 @@ class Event:
     #: "" for a simplified event; "certified" for the audit's certified atom set itself, and
     #: "complement" for its complement (the same test, read from the other side)
     certified: str = ""
+    #: the additive statistic's tables as JSON (op "score >=" or "score <": its certified event
+    #: {T ≥ value} or the complement), :mod:`audit.sweep.repro_additive`
+    statistic: str = ""
+    #: a certified event's excess in standard deviations of one draw a side,
+    #: (P′ − e^ε·P − δ)/√(P′(1 − P′) + e^{2ε}·P(1 − P)), on the audit's certification counts when the
+    #: report has them (else on the choosing draws): how the fallback ranks the audit's own events
+    strength: float = float("nan")
 
     def code(self) -> str:
+        if self.op.startswith("score"):
+            return f"float(additive_scores(output[None, :], TABLES)[0]) {self.op.split()[1]} {self.value!r}"
         if self.op.startswith("projection"):
             return f"float(np.dot(W, output)) {self.op.split()[1]} {self.value!r}"
         if self.op in ("bits in", "bits not in"):
@@ -144,9 +168,66 @@ def certified_sets(report: dict, label: str) -> list[AtomSet]:
     return list(found)
 
 
+@dataclass(frozen=True)
+class CertifiedProjection:
+    """A certified event {w · output ≥ ``threshold``} of the audit's linear statistic (a Fisher
+    discriminant), more likely under ``more_likely``, with the audit's certification counts
+    (on that side, on the other, draws a side) or ()."""
+
+    weights: tuple
+    threshold: float
+    more_likely: str = "D'"
+    counts: tuple = ()
+
+
+def certified_projections(report: dict, label: str) -> list[CertifiedProjection]:
+    """Every certified event of pair ``label`` in a report dict that is a threshold of a linear
+    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane)."""
+    entry = pair_statistic(report, label)
+    if entry is None:
+        return []
+    lanes = [entry, *(entry.get("alternates") or [])]
+    found: dict[CertifiedProjection, None] = {}
+    for item in report.get("evidence") or []:
+        lane = int(item.get("lane") or 0)
+        if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
+            continue
+        statistic = lanes[lane]
+        if statistic.get("kind") != "fisher-discriminant" or not statistic.get("weights"):
+            continue
+        counts = ()
+        if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
+            counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
+        more = "D" if item.get("more_likely_under") == "base" else "D'"
+        found[CertifiedProjection(tuple(float(w) for w in statistic["weights"]), float(item["threshold"]), more,
+                                  counts)] = None
+    return list(found)
+
+
+def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: CertifiedProjection, ratio: float,
+                       delta: float):
+    """The certified projection event and its complement, each from both sides, on all the draws
+    (as :func:`_score_events`)."""
+    w = np.asarray(certified.weights, dtype=np.float64)
+    if w.shape != (base.shape[1],):
+        return
+    above = (base @ w >= certified.threshold, neighbour @ w >= certified.threshold)
+    for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
+        p0, p1 = float(a.mean()), float(b.mean())
+        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+            strength = _strength(hi, lo, ratio, delta)
+            if op == ">=" and certified.counts and more == certified.more_likely:
+                c = certified.counts
+                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
+            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                -1, f"projection {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta, certified.weights,
+                certified="certified" if op == ">=" else "complement", strength=strength)
+
+
 def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
     """The certified ``atom_set`` and its complement (a test and its complement are one test, the
-    errors swapped), each as an event more likely under D′ or under D, on all the draws."""
+    errors swapped), each as an event more likely under D′ or under D, on all the draws (whatever
+    its excess on them: the audit chose and certified it on draws of its own)."""
     value = tuple(int(v) for v in atom_set.atoms) if atom_set.view == "bits" else atom_set.atoms
     for source, complement in (("certified", atom_set.complement), ("complement", not atom_set.complement)):
         event_set = dataclasses.replace(atom_set, complement=complement)
@@ -155,15 +236,25 @@ def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, rati
         op = f"{atom_set.view} {'not in' if complement else 'in'}"
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             raw = hi - ratio * lo - delta
-            if raw > 0:
-                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
-                                                                      certified=source)
+            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
+                                                                  certified=source,
+                                                                  strength=_strength(hi, lo, ratio, delta))
 
 
-def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> float:
-    """``hi − ratio·lo − δ`` with each frequency moved one binomial standard deviation against it."""
-    return (hi - math.sqrt(hi * (1 - hi) / n_hi + 1 / n_hi ** 2)) - \
-        ratio * (lo + math.sqrt(lo * (1 - lo) / n_lo + 1 / n_lo ** 2)) - delta
+def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> tuple:
+    """A candidate's tally: the counts and sizes behind its frequencies ``hi`` (the side it is more
+    likely under) and ``lo``, scored later by :func:`_lower_excess` (ratio and δ are the caller's)."""
+    return int(round(hi * n_hi)), int(n_hi), int(round(lo * n_lo)), int(n_lo)
+
+
+def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.ndarray:
+    """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
+    Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
+    (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
+    whichever is chosen."""
+    counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
+    level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
+    return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
 
 
 def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
@@ -219,22 +310,59 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
     return column >= value if op == ">=" else column <= value
 
 
+def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
+    """``(hi − ratio·lo − δ) / √(hi(1 − hi) + ratio²·lo(1 − lo))`` (:attr:`Event.strength`)."""
+    spread = math.sqrt(hi * (1 - hi) + ratio ** 2 * lo * (1 - lo))
+    return (hi - ratio * lo - delta) / spread if spread > 0 else math.copysign(math.inf, hi - ratio * lo - delta)
+
+
+def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):
+    """The additive statistic's certified event {T ≥ t} and its complement, each as an event more
+    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`).
+    The certified event read from the side the audit certified it on carries its strength on the
+    audit's certification counts."""
+    above = (carried.holds(base), carried.holds(neighbour))
+    for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
+        p0, p1 = float(a.mean()), float(b.mean())
+        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
+            strength = _strength(hi, lo, ratio, delta)
+            if op == ">=" and carried.counts and more == carried.more_likely:
+                strength = _strength(carried.counts[0] / carried.counts[2], carried.counts[1] / carried.counts[2],
+                                     ratio, delta)
+            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                -1, f"score {op}", carried.threshold, more, p0, p1, hi - ratio * lo - delta,
+                certified="certified" if op == ">=" else "complement", statistic=carried.tables, strength=strength)
+
+
 def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
-                   projections: Sequence[Sequence[float]] = (), certified: Sequence[AtomSet] = ()) -> Optional[Event]:
+                   projections: Sequence[Sequence[float]] = (), certified: Sequence[AtomSet] = (),
+                   scores: Sequence[CarriedScore] = (),
+                   certified_lines: Sequence[CertifiedProjection] = ()) -> Optional[Event]:
     """The simple event of the module docstring on draws ``base`` (n, k) and ``neighbour`` (n, k).
 
     ``projections`` are weight vectors of length k the audit's statistic used (a Fisher
     discriminant): a threshold on ``w · output`` is a candidate too, and the script carries ``w``.
-    ``certified`` are the audit's certified atom-set events (:func:`certified_sets`), candidates
-    as they stand.
-    Each candidate's frequencies are moved one binomial standard deviation against it before
-    scoring, so an event resting on a handful of draws does not win by luck; returns None when
-    no candidate exceeds the claim's allowance even before that correction.
+    ``certified`` are the audit's certified atom-set events (:func:`certified_sets`) and
+    ``scores`` its certified events of an additive statistic
+    (:func:`audit.sweep.repro_additive.certified_scores`) and ``certified_lines`` of a Fisher
+    discriminant (:func:`certified_projections`), candidates as they stand.
+
+    Each candidate is scored by a lower confidence bound of its excess over the claim
+    (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event resting
+    on a handful of tail draws cannot win; with probability ≥ 1 − :data:`CHOICE_MISS` the event
+    returned exceeds the claim.  When no candidate's bound is positive, the audit's own certified
+    event is returned (chosen and certified on the audit's draws, not these, which may be too few
+    to see an event of δ's scale: it stands on the audit's evidence), the one of the largest
+    :attr:`Event.strength`, which is what a script's fixed number of draws can show.  With none, a
+    simple event that is not certain (too few draws, as for a model's fit; the script's fresh draws
+    decide): seen at least :data:`HOPE_COUNT` times on its likelier side and exceeding the claim
+    with one draw more on the other side than seen, the one of the largest such excess in standard
+    deviations; with none, None.
     """
-    n0, n1 = base.shape[0], neighbour.shape[0]
     pooled = np.concatenate([base, neighbour])
-    best, best_score = None, -math.inf
+    n0, n1 = base.shape[0], neighbour.shape[0]
     ratio = math.exp(min(epsilon, 700.0))
+    found: list[tuple[tuple, Event]] = []
     for weights in projections:
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (pooled.shape[1],) or not np.all(np.isfinite(w)):
@@ -246,16 +374,16 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 if hi - ratio * lo - delta > 0:
-                    score = _score(hi, lo, n_hi, n_lo, ratio, delta)
-                    if score > best_score:
-                        best_score = score
-                        best = Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
-                                     tuple(float(x) for x in w))
+                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta),
+                                  Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
+                                        tuple(float(x) for x in w))))
     for atom_set in certified:
         if 0 <= atom_set.index < pooled.shape[1]:
-            for score, event in _set_events(base, neighbour, atom_set, ratio, delta):
-                if score > best_score:
-                    best_score, best = score, event
+            found += _set_events(base, neighbour, atom_set, ratio, delta)
+    for carried in scores:
+        found += _score_events(base, neighbour, carried, ratio, delta)
+    for line in certified_lines:
+        found += _projection_events(base, neighbour, line, ratio, delta)
     for index in range(pooled.shape[1]):
         if np.all(pooled[:, index] == pooled[0, index]):
             continue
@@ -264,20 +392,34 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             p1 = float(_holds(neighbour[:, index], op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 raw = hi - ratio * lo - delta
-                if raw <= 0:
-                    continue
-                score = _score(hi, lo, n_hi, n_lo, ratio, delta)
-                if score > best_score:
-                    best_score = score
-                    best = Event(index, op, value, more, p0, p1, raw)
+                if raw > 0:
+                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, value, more, p0, p1, raw)))
         column = pooled[:, index]
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.
         if np.unique(finite).size > 16 and not np.all(finite == np.round(finite)):
-            for score, event in [*_bits_events(base, neighbour, index, ratio, delta),
-                                 *_grain_events(base, neighbour, index, ratio, delta)]:
-                if score > best_score:
-                    best_score, best = score, event
+            found += [*_bits_events(base, neighbour, index, ratio, delta),
+                      *_grain_events(base, neighbour, index, ratio, delta)]
+    if not found:
+        return None
+    lower = _lower_excess([tally for tally, _ in found], ratio, delta)
+    best = int(np.argmax(lower))
+    if lower[best] > 0:
+        return found[best][1]
+    own = [event for _, event in found if event.certified]
+    if own:
+        return max(own, key=lambda event: event.strength)
+    # Last, an event that is not certain: seen at least HOPE_COUNT times on its likelier side, and
+    # exceeding the claim with one more draw on the other side than seen (a tail of a few draws,
+    # or of none on the other side, fails both), ranked by that excess in standard deviations.
+    best, best_z = None, 0.0
+    for (k_hi, n_hi, k_lo, n_lo), event in found:
+        hi, lo = k_hi / n_hi, (k_lo + 1) / n_lo
+        excess = hi - ratio * lo - delta
+        if k_hi >= HOPE_COUNT and excess > 0:
+            z = excess / math.sqrt(hi * (1 - hi) / n_hi + ratio ** 2 * lo * (1 - lo) / n_lo)
+            if z > best_z:
+                best, best_z = event, z
     return best
 
 
@@ -306,6 +448,10 @@ def _set_comment(event: Event, noun: str) -> str:
 def _bits_source(event: Event) -> str:
     """The bits view (a set of low-bit patterns), the grain or the projection a script carries when
     its event reads it."""
+    if event.op.startswith("score"):
+        return ("# The audit's additive statistic, one table per column of the released vector (JSON).\n"
+                f"TABLES = json.loads({json.dumps(json.loads(event.statistic))!r})\n\n\n"
+                + textwrap.dedent(inspect.getsource(additive_scores)) + "\n\n")
     if event.op.startswith("projection"):
         return f"W = np.array({list(event.weights)!r})  # the audit's Fisher discriminant\n\n\n"
     if event.op.startswith("grain"):
@@ -351,8 +497,14 @@ def _describe(event: Event) -> str:
         return (f"the grain of output[{event.index}] (the exponent of the largest power of two dividing it: which "
                 f"grid of doubles the released value lies on) is {'one' if event.op == 'grain in' else 'none'} of "
                 f"{len(event.value)} values (EVENT_GRAINS below){certified}")
+    if event.op.startswith("score"):
+        columns = len(json.loads(event.statistic))
+        side = "at least" if event.op == "score >=" else "below"
+        return (f"the audit's statistic T, a sum of {columns} per-column log-ratio estimates (TABLES and "
+                f"additive_scores below, exactly as the audit computed it), is {side} {event.value!r}{certified}")
     if event.op.startswith("projection"):
-        return f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit chose"
+        return (f"{event.code()}: a threshold on the weighted sum W of the released vector that the audit "
+                f"chose{certified}")
     if event.op.startswith("grain"):
         return (f"{event.code()}, where grain(x) is the exponent of the largest power of two dividing x "
                 "(which grid of doubles the released value lies on)")
@@ -368,6 +520,8 @@ def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: di
     state = "np.random.RandomState(2026)" if seeded else "None  # the library draws from its own generator"
     doc = "\n".join(textwrap.wrap(finding, 96))
     hi, lo = ("D_PRIME", "D") if event.more_likely == "D'" else ("D", "D_PRIME")
+    if event.statistic:
+        header = "import json\n" + header
     return f'''"""{title}
 
 {doc}

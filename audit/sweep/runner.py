@@ -47,7 +47,8 @@ from ..executor import quiet_abandoned_tasks
 from ..version import __version__
 from .graybox import graybox_row
 from .plan import BUDGETS, PlannedRow, plan_rows, row_slug
-from .repro import REPRO_DRAWS, certified_sets, readable_event, script_draws, script_text
+from .repro import REPRO_DRAWS, certified_projections, certified_sets, readable_event, script_draws, script_text
+from .repro_additive import certified_scores
 from .resume import SUPERSEDED, prepare_row, recover
 from .rows import audit_row, linked_known, row_fingerprint, save_row
 from .table import sweep_markdown
@@ -202,13 +203,17 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     delta = float(case.claim.reference_delta)
     epsilon = float(case.claim.epsilon_at(delta))
     event = readable_event(a, b, epsilon, delta, projections=_projections(record, label),
-                           certified=certified_sets(record.get("report") or {}, label))
+                           certified=certified_sets(record.get("report") or {}, label),
+                           scores=certified_scores(record.get("report") or {}, label),
+                           certified_lines=certified_projections(record.get("report") or {}, label))
     if event is None:
-        return {"error": "no simple event of the released vector exceeds the claim on fresh draws; "
-                         "the audit's certified event is in the report"}
+        return {"error": "no simple event of the released vector exceeds the claim with confidence on fresh "
+                         "draws, and the audit's certified event is not one numpy can restate; it is in the report"}
     n = row.samples if case.graybox else script_draws(event, case.cost)
     layout = ""
     coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
+    if event.statistic:
+        coordinate = "the whole vector through the audit's additive statistic (TABLES)"
     if case.layout:
         blocks = ", ".join(f"{name}" + ("" if cap is None else f" (capacity {cap})") for name, cap in case.layout)
         which = "The event reads" if event.index < 0 else f"output[{event.index}] is"
