@@ -25,6 +25,7 @@ from threadpoolctl import ThreadpoolController
 
 from .errors import MechanismError
 from .statistics import LinearStatistic, TrainingPlan, combine_moments, lda_statistic
+from .statistics.base import ordered
 
 __all__ = [
     "Phase",
@@ -338,13 +339,6 @@ def _reduce(job: AuditJob, task: ChunkTask, values: np.ndarray, binning: int):
     if not np.isfinite(values).all():
         values = ordered(values)
     return job.binnings[binning].counts(values)
-
-
-def ordered(values: np.ndarray) -> np.ndarray:
-    """Scores with NaN mapped to −inf and every other value kept: a fixed monotone map (NaN lowest,
-    with −inf) that :meth:`Binning.counts` bins like any value, ±inf in the extreme bins."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.where(np.isnan(values), -np.inf, values)
 
 
 def placing_range(values: np.ndarray) -> tuple[float, float]:

@@ -64,7 +64,7 @@ import numpy as np
 
 from ..scoring import USAGE_LEVEL, held_out_usage, separation
 from .additive import fit_additive, fit_flag_value
-from .base import Statistic
+from .base import Statistic, ordered
 from .binned import fit_binned
 from .categorical import fit_categorical
 from .classifier import TRAINING_ROWS, feature_map, fit_classifier, predicted_seconds
@@ -131,7 +131,7 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     # Scores of huge outputs may overflow: kept in order (NaN lowest), and their usage and
     # separation computed without floating-point warnings (an overflowing separation ranks nothing).
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = {name: (_in_order(stat(held0)), _in_order(stat(held1))) for name, stat in candidates.items()}
+        scores = {name: (ordered(stat(held0)), ordered(stat(held1))) for name, stat in candidates.items()}
         usage = {name: held_out_usage(claim, *s) for name, s in scores.items()}
         structural = _structural(candidates, fit0, fit1, output_dim)
         separations = {name: separation(*s, reference=None if name == "linear" else scores["linear"])
@@ -146,13 +146,6 @@ def fit_auto(base: Optional[TrainingData], neighbour: Optional[TrainingData], *,
     everything0, everything1 = fit0.with_rows(held0), fit1.with_rows(held1)
     primary = _final(choice, everything0, everything1, output_dim, candidates[choice])
     return _with_alternates(choice, primary, candidates, everything0, everything1, output_dim), notes
-
-
-def _in_order(scores: np.ndarray) -> np.ndarray:
-    """Held-out scores with NaN put lowest (−inf), as the audit's lanes count them; finite and
-    infinite scores as they are."""
-    scores = np.asarray(scores, dtype=np.float64)
-    return scores if not np.isnan(scores).any() else np.where(np.isnan(scores), -np.inf, scores)
 
 
 def _with_alternates(choice: str, primary: Statistic, candidates: dict, everything0: TrainingData,

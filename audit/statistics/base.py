@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Statistic"]
+__all__ = ["Statistic", "ordered"]
 
 
 class Statistic:
@@ -35,3 +35,11 @@ class Statistic:
         """The statistics whose threshold events the fixed-design audit counts, this one first
         (:class:`~audit.statistics.lanes.Lanes`): just itself unless it carries alternates."""
         return (self,)
+
+
+def ordered(values: np.ndarray) -> np.ndarray:
+    """Scores with NaN mapped to −inf and every other value kept: a fixed monotone map (NaN lowest,
+    with −inf) under which a statistic of huge outputs, whose scores may overflow, still ranks every
+    output, and which a histogram bins like any value (±inf in the extreme bins)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isnan(values), -np.inf, values)

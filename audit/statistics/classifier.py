@@ -206,7 +206,8 @@ def fit_classifier(base: np.ndarray, neighbour: np.ndarray, *, seed: int, estima
 
 
 #: The largest output magnitude a classifier is fitted on: the standardisation squares the values and
-#: sums them over up to 2 × TRAINING_ROWS rows, which stays finite below 2^(1023 − 18) / 2.
+#: sums them over at most 2 × TRAINING_ROWS = 2^17 rows; squares of at most 2^1000 sum below 2^1017,
+#: far from the largest double (about 2^1024).
 LARGEST_VALUE = 2.0 ** 500
 
 #: The linear form is used only if it reproduces scikit-learn's log-odds to this relative accuracy.
