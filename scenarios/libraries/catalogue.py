@@ -164,8 +164,10 @@ class Case:
         Draws per pair and side the row takes at least (0: its budget's).  For a row whose known
         violation rests on an event too rare for its cost's budget (a grain of the released double
         seen on one release in twenty), so that the built-in sweep refutes it by default; the
-        number is set from a measurement across sweep seeds, never from certification draws, and
-        only changes how strong the evidence can be, not its validity.
+        number is set from a measurement across sweep seeds, and only changes how strong the
+        evidence can be, not its validity, provided those seeds' draws are not the published row's
+        (another sweep seed, or a library whose noise no seed reaches); otherwise the choice must be
+        paid for (docs/libraries/pipeline-dp.md shows how).
     """
 
     entry: str
