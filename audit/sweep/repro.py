@@ -212,16 +212,7 @@ def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: Certi
     if w.shape != (base.shape[1],):
         return
     above = (base @ w >= certified.threshold, neighbour @ w >= certified.threshold)
-    for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
-        p0, p1 = float(a.mean()), float(b.mean())
-        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
-            strength = _strength(hi, lo, ratio, delta)
-            if op == ">=" and certified.counts and more == certified.more_likely:
-                c = certified.counts
-                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
-                -1, f"projection {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta, certified.weights,
-                certified="certified" if op == ">=" else "complement", strength=strength)
+    yield from _threshold_events(above, "projection", certified, ratio, delta, weights=certified.weights)
 
 
 def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
@@ -318,20 +309,26 @@ def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
 
 def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):
     """The additive statistic's certified event {T ≥ t} and its complement, each as an event more
-    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`).
-    The certified event read from the side the audit certified it on carries its strength on the
-    audit's certification counts."""
+    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`)."""
     above = (carried.holds(base), carried.holds(neighbour))
+    yield from _threshold_events(above, "score", carried, ratio, delta, statistic=carried.tables)
+
+
+def _threshold_events(above: tuple, kind: str, certified: Any, ratio: float, delta: float, **fields: Any):
+    """A certified threshold event {statistic ≥ t} (``above``: where it holds on D's and on D′'s
+    draws) and its complement, each as an event more likely under D′ or under D.  The certified
+    event read from the side the audit certified it on carries its strength on the audit's
+    certification counts (``certified.counts``) when the report has them."""
     for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
         p0, p1 = float(a.mean()), float(b.mean())
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             strength = _strength(hi, lo, ratio, delta)
-            if op == ">=" and carried.counts and more == carried.more_likely:
-                strength = _strength(carried.counts[0] / carried.counts[2], carried.counts[1] / carried.counts[2],
-                                     ratio, delta)
+            if op == ">=" and certified.counts and more == certified.more_likely:
+                c = certified.counts
+                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
             yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
-                -1, f"score {op}", carried.threshold, more, p0, p1, hi - ratio * lo - delta,
-                certified="certified" if op == ">=" else "complement", statistic=carried.tables, strength=strength)
+                -1, f"{kind} {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta,
+                certified="certified" if op == ">=" else "complement", strength=strength, **fields)
 
 
 def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
