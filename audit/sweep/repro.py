@@ -50,7 +50,7 @@ import numpy as np
 from ..intervals import cp_lower, cp_upper
 from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
-from .repro_additive import CarriedScore, additive_scores
+from .repro_additive import CarriedScore, additive_scores, certified_thresholds
 
 __all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
            "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS"]
@@ -182,25 +182,11 @@ class CertifiedProjection:
 
 def certified_projections(report: dict, label: str) -> list[CertifiedProjection]:
     """Every certified event of pair ``label`` in a report dict that is a threshold of a linear
-    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane)."""
-    entry = pair_statistic(report, label)
-    if entry is None:
-        return []
-    lanes = [entry, *(entry.get("alternates") or [])]
-    found: dict[CertifiedProjection, None] = {}
-    for item in report.get("evidence") or []:
-        lane = int(item.get("lane") or 0)
-        if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
-            continue
-        statistic = lanes[lane]
-        if statistic.get("kind") != "fisher-discriminant" or not statistic.get("weights"):
-            continue
-        counts = ()
-        if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
-            counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
-        more = "D" if item.get("more_likely_under") == "base" else "D'"
-        found[CertifiedProjection(tuple(float(w) for w in statistic["weights"]), float(item["threshold"]), more,
-                                  counts)] = None
+    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane;
+    :func:`~audit.sweep.repro_additive.certified_thresholds`)."""
+    found = {CertifiedProjection(tuple(float(w) for w in statistic["weights"]), threshold, more, counts): None
+             for statistic, threshold, more, counts
+             in certified_thresholds(report, label, "fisher-discriminant", "weights")}
     return list(found)
 
 
