@@ -213,14 +213,14 @@ def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, rati
         op = f"{atom_set.view} {'not in' if complement else 'in'}"
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             raw = hi - ratio * lo - delta
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
+            yield _score(hi, lo, n_hi, n_lo), Event(atom_set.index, op, value, more, p0, p1, raw,
                                                                   certified=source,
                                                                   strength=_strength(hi, lo, ratio, delta))
 
 
-def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> tuple:
+def _score(hi: float, lo: float, n_hi: int, n_lo: int) -> tuple:
     """A candidate's tally: the counts and sizes behind its frequencies ``hi`` (the side it is more
-    likely under) and ``lo``, scored later by :func:`_lower_excess` (ratio and δ are the caller's)."""
+    likely under) and ``lo``, scored later by :func:`_lower_excess`."""
     return int(round(hi * n_hi)), int(n_hi), int(round(lo * n_lo)), int(n_lo)
 
 
@@ -245,7 +245,7 @@ def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: fl
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
                 raw = hi - ratio * lo - delta
                 if raw > 0:
-                    yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, float(value), more, p0, p1, raw)
+                    yield _score(hi, lo, n_hi, n_lo), Event(index, op, float(value), more, p0, p1, raw)
 
 
 def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
@@ -265,7 +265,7 @@ def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: flo
             hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
             raw = hi - ratio * lo - delta
             if raw > 0:
-                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+                yield _score(hi, lo, n_hi, n_lo), Event(
                     index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
             k *= 2
 
@@ -312,7 +312,7 @@ def _threshold_events(above: tuple, kind: str, certified: Any, ratio: float, del
             if op == ">=" and certified.counts and more == certified.more_likely:
                 c = certified.counts
                 strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
+            yield _score(hi, lo, n_hi, n_lo), Event(
                 -1, f"{kind} {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta,
                 certified="certified" if op == ">=" else "complement", strength=strength, **fields)
 
@@ -357,7 +357,7 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 if hi - ratio * lo - delta > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta),
+                    found.append((_score(hi, lo, n_hi, n_lo),
                                   Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
                                         tuple(float(x) for x in w))))
     for atom_set in certified:
@@ -376,7 +376,7 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 raw = hi - ratio * lo - delta
                 if raw > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, value, more, p0, p1, raw)))
+                    found.append((_score(hi, lo, n_hi, n_lo), Event(index, op, value, more, p0, p1, raw)))
         column = pooled[:, index]
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.
