@@ -228,7 +228,8 @@ def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.nd
     """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
     Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
     (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
-    whichever is chosen."""
+    whichever is chosen.  m counts every candidate enumerated, not only those whose excess on the
+    draws is positive: a count thinned on the draws would not pay for the union."""
     counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
     level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
     return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
@@ -244,8 +245,7 @@ def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: fl
             p0, p1 = float(holds(a).mean()), float(holds(b).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
                 raw = hi - ratio * lo - delta
-                if raw > 0:
-                    yield _score(hi, lo, n_hi, n_lo), Event(index, op, float(value), more, p0, p1, raw)
+                yield _score(hi, lo, n_hi, n_lo), Event(index, op, float(value), more, p0, p1, raw)
 
 
 def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
@@ -264,9 +264,8 @@ def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: flo
             p1 = float(np.isin(b[hb:], chosen).mean())
             hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
             raw = hi - ratio * lo - delta
-            if raw > 0:
-                yield _score(hi, lo, n_hi, n_lo), Event(
-                    index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
+            yield _score(hi, lo, n_hi, n_lo), Event(
+                index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
             k *= 2
 
 
@@ -356,10 +355,9 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
                 continue
             p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
-                if hi - ratio * lo - delta > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo),
-                                  Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
-                                        tuple(float(x) for x in w))))
+                found.append((_score(hi, lo, n_hi, n_lo),
+                              Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
+                                    tuple(float(x) for x in w))))
     for atom_set in certified:
         if 0 <= atom_set.index < pooled.shape[1]:
             found += _set_events(base, neighbour, atom_set, ratio, delta)
@@ -375,8 +373,7 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             p1 = float(_holds(neighbour[:, index], op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 raw = hi - ratio * lo - delta
-                if raw > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo), Event(index, op, value, more, p0, p1, raw)))
+                found.append((_score(hi, lo, n_hi, n_lo), Event(index, op, value, more, p0, p1, raw)))
         column = pooled[:, index]
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.
