@@ -50,7 +50,7 @@ import numpy as np
 from ..intervals import cp_lower, cp_upper
 from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
-from .repro_additive import CarriedScore, additive_scores
+from .repro_additive import CarriedScore, additive_scores, certified_thresholds
 
 __all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
            "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS"]
@@ -182,25 +182,11 @@ class CertifiedProjection:
 
 def certified_projections(report: dict, label: str) -> list[CertifiedProjection]:
     """Every certified event of pair ``label`` in a report dict that is a threshold of a linear
-    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane)."""
-    entry = pair_statistic(report, label)
-    if entry is None:
-        return []
-    lanes = [entry, *(entry.get("alternates") or [])]
-    found: dict[CertifiedProjection, None] = {}
-    for item in report.get("evidence") or []:
-        lane = int(item.get("lane") or 0)
-        if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
-            continue
-        statistic = lanes[lane]
-        if statistic.get("kind") != "fisher-discriminant" or not statistic.get("weights"):
-            continue
-        counts = ()
-        if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
-            counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
-        more = "D" if item.get("more_likely_under") == "base" else "D'"
-        found[CertifiedProjection(tuple(float(w) for w in statistic["weights"]), float(item["threshold"]), more,
-                                  counts)] = None
+    statistic with weights (:class:`audit.statistics.linear.LinearStatistic`, any lane;
+    :func:`~audit.sweep.repro_additive.certified_thresholds`)."""
+    found = {CertifiedProjection(tuple(float(w) for w in statistic["weights"]), threshold, more, counts): None
+             for statistic, threshold, more, counts
+             in certified_thresholds(report, label, "fisher-discriminant", "weights")}
     return list(found)
 
 
@@ -212,16 +198,7 @@ def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: Certi
     if w.shape != (base.shape[1],):
         return
     above = (base @ w >= certified.threshold, neighbour @ w >= certified.threshold)
-    for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
-        p0, p1 = float(a.mean()), float(b.mean())
-        for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
-            strength = _strength(hi, lo, ratio, delta)
-            if op == ">=" and certified.counts and more == certified.more_likely:
-                c = certified.counts
-                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
-                -1, f"projection {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta, certified.weights,
-                certified="certified" if op == ">=" else "complement", strength=strength)
+    yield from _threshold_events(above, "projection", certified, ratio, delta, weights=certified.weights)
 
 
 def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
@@ -236,14 +213,14 @@ def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, rati
         op = f"{atom_set.view} {'not in' if complement else 'in'}"
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             raw = hi - ratio * lo - delta
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(atom_set.index, op, value, more, p0, p1, raw,
+            yield _score(hi, lo, n_hi, n_lo), Event(atom_set.index, op, value, more, p0, p1, raw,
                                                                   certified=source,
                                                                   strength=_strength(hi, lo, ratio, delta))
 
 
-def _score(hi: float, lo: float, n_hi: int, n_lo: int, ratio: float, delta: float) -> tuple:
+def _score(hi: float, lo: float, n_hi: int, n_lo: int) -> tuple:
     """A candidate's tally: the counts and sizes behind its frequencies ``hi`` (the side it is more
-    likely under) and ``lo``, scored later by :func:`_lower_excess` (ratio and δ are the caller's)."""
+    likely under) and ``lo``, scored later by :func:`_lower_excess`."""
     return int(round(hi * n_hi)), int(n_hi), int(round(lo * n_lo)), int(n_lo)
 
 
@@ -251,7 +228,8 @@ def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.nd
     """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
     Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
     (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
-    whichever is chosen."""
+    whichever is chosen.  m counts every candidate enumerated, not only those whose excess on the
+    draws is positive: a count thinned on the draws would not pay for the union."""
     counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
     level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
     return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
@@ -267,8 +245,7 @@ def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: fl
             p0, p1 = float(holds(a).mean()), float(holds(b).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
                 raw = hi - ratio * lo - delta
-                if raw > 0:
-                    yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, float(value), more, p0, p1, raw)
+                yield _score(hi, lo, n_hi, n_lo), Event(index, op, float(value), more, p0, p1, raw)
 
 
 def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
@@ -287,9 +264,8 @@ def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: flo
             p1 = float(np.isin(b[hb:], chosen).mean())
             hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
             raw = hi - ratio * lo - delta
-            if raw > 0:
-                yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
-                    index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
+            yield _score(hi, lo, n_hi, n_lo), Event(
+                index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
             k *= 2
 
 
@@ -318,20 +294,26 @@ def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
 
 def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):
     """The additive statistic's certified event {T ≥ t} and its complement, each as an event more
-    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`).
-    The certified event read from the side the audit certified it on carries its strength on the
-    audit's certification counts."""
+    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`)."""
     above = (carried.holds(base), carried.holds(neighbour))
+    yield from _threshold_events(above, "score", carried, ratio, delta, statistic=carried.tables)
+
+
+def _threshold_events(above: tuple, kind: str, certified: Any, ratio: float, delta: float, **fields: Any):
+    """A certified threshold event {statistic ≥ t} (``above``: where it holds on D's and on D′'s
+    draws) and its complement, each as an event more likely under D′ or under D.  The certified
+    event read from the side the audit certified it on carries its strength on the audit's
+    certification counts (``certified.counts``) when the report has them."""
     for op, (a, b) in ((">=", above), ("<", (~above[0], ~above[1]))):
         p0, p1 = float(a.mean()), float(b.mean())
         for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, b.size, a.size)), ("D", (p0, p1, a.size, b.size))):
             strength = _strength(hi, lo, ratio, delta)
-            if op == ">=" and carried.counts and more == carried.more_likely:
-                strength = _strength(carried.counts[0] / carried.counts[2], carried.counts[1] / carried.counts[2],
-                                     ratio, delta)
-            yield _score(hi, lo, n_hi, n_lo, ratio, delta), Event(
-                -1, f"score {op}", carried.threshold, more, p0, p1, hi - ratio * lo - delta,
-                certified="certified" if op == ">=" else "complement", statistic=carried.tables, strength=strength)
+            if op == ">=" and certified.counts and more == certified.more_likely:
+                c = certified.counts
+                strength = _strength(c[0] / c[2], c[1] / c[2], ratio, delta)
+            yield _score(hi, lo, n_hi, n_lo), Event(
+                -1, f"{kind} {op}", certified.threshold, more, p0, p1, hi - ratio * lo - delta,
+                certified="certified" if op == ">=" else "complement", strength=strength, **fields)
 
 
 def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delta: float,
@@ -373,10 +355,9 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
                 continue
             p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
-                if hi - ratio * lo - delta > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta),
-                                  Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
-                                        tuple(float(x) for x in w))))
+                found.append((_score(hi, lo, n_hi, n_lo),
+                              Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
+                                    tuple(float(x) for x in w))))
     for atom_set in certified:
         if 0 <= atom_set.index < pooled.shape[1]:
             found += _set_events(base, neighbour, atom_set, ratio, delta)
@@ -392,8 +373,7 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             p1 = float(_holds(neighbour[:, index], op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 raw = hi - ratio * lo - delta
-                if raw > 0:
-                    found.append((_score(hi, lo, n_hi, n_lo, ratio, delta), Event(index, op, value, more, p0, p1, raw)))
+                found.append((_score(hi, lo, n_hi, n_lo), Event(index, op, value, more, p0, p1, raw)))
         column = pooled[:, index]
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
 from ..render.witness import pair_statistic
 
-__all__ = ["CarriedScore", "additive_scores", "certified_scores"]
+__all__ = ["CarriedScore", "additive_scores", "certified_scores", "certified_thresholds"]
 
 
 def additive_scores(outputs, tables):
@@ -76,25 +77,34 @@ class CarriedScore:
         return self.scores(outputs) >= self.threshold
 
 
-def certified_scores(report: dict, label: str) -> list[CarriedScore]:
-    """Every certified event of pair ``label`` in a report dict that is a threshold of an additive
-    statistic (any of the pair's lanes, :mod:`audit.statistics.lanes`) whose tables the report
-    stores; evidence without a recorded threshold is skipped."""
+def certified_thresholds(report: dict, label: str, kind: str,
+                         field: str) -> Iterator[tuple[dict, float, str, tuple]]:
+    """Each certified threshold event of pair ``label`` in a report dict whose statistic (any of
+    the pair's lanes, :mod:`audit.statistics.lanes`) is of ``kind`` and stores ``field``, as
+    (that statistic's dict, the threshold, the side it is more likely under, ``"D'"`` or ``"D"``,
+    the audit's certification counts (on that side, on the other, draws a side) or ()); evidence
+    without a recorded threshold is skipped."""
     entry = pair_statistic(report, label)
     if entry is None:
-        return []
+        return
     lanes = [entry, *(entry.get("alternates") or [])]
-    found: dict[CarriedScore, None] = {}
     for item in report.get("evidence") or []:
         lane = int(item.get("lane") or 0)
         if item.get("pair") != label or item.get("threshold") is None or lane >= len(lanes):
             continue
         statistic = lanes[lane]
-        if statistic.get("kind") != "additive" or not statistic.get("tables"):
+        if statistic.get("kind") != kind or not statistic.get(field):
             continue
         counts = ()
         if all(item.get(key) is not None for key in ("count_more_likely", "count_other", "n")):
             counts = (int(item["count_more_likely"]), int(item["count_other"]), int(item["n"]))
         more = "D" if item.get("more_likely_under") == "base" else "D'"
-        found[CarriedScore(json.dumps(statistic["tables"]), float(item["threshold"]), more, counts)] = None
+        yield statistic, float(item["threshold"]), more, counts
+
+
+def certified_scores(report: dict, label: str) -> list[CarriedScore]:
+    """Every certified event of pair ``label`` in a report dict that is a threshold of an additive
+    statistic whose tables the report stores (:func:`certified_thresholds`)."""
+    found = {CarriedScore(json.dumps(statistic["tables"]), threshold, more, counts): None
+             for statistic, threshold, more, counts in certified_thresholds(report, label, "additive", "tables")}
     return list(found)
