@@ -228,8 +228,12 @@ def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.nd
     """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
     Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
     (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
-    whichever is chosen.  m counts every candidate enumerated, not only those whose excess on the
-    draws is positive: a count thinned on the draws would not pay for the union."""
+    whichever is chosen, for candidates fixed before the draws.  m counts every candidate enumerated,
+    not only those whose excess on the draws is positive: a count thinned on the draws would not pay
+    for the union.  The threshold and atom candidates are read from pooled quantiles of these same
+    draws (labels unused), so the level is nominal there; only the bits view, whose candidates come
+    from half the draws, meets it exactly.  Nothing certified rests on it: the script's fresh draws
+    decide what it prints, and the certified numbers are the sweep report's."""
     counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
     level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
     return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
@@ -331,8 +335,9 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
 
     Each candidate is scored by a lower confidence bound of its excess over the claim
     (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event resting
-    on a handful of tail draws cannot win; with probability ≥ 1 − :data:`CHOICE_MISS` the event
-    returned exceeds the claim.  When no candidate's bound is positive, the audit's own certified
+    on a handful of tail draws cannot win; with probability about 1 − :data:`CHOICE_MISS` the event
+    returned exceeds the claim (nominal: the candidates' thresholds come from these draws' pooled
+    quantiles, :func:`_lower_excess`).  When no candidate's bound is positive, the audit's own certified
     event is returned (chosen and certified on the audit's draws, not these, which may be too few
     to see an event of δ's scale: it stands on the audit's evidence), the one of the largest
     :attr:`Event.strength`, which is what a script's fixed number of draws can show.  With none, a
