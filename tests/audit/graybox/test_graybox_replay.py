@@ -6,6 +6,7 @@ assertion rests on the value of a draw (the footprint fit holds for any draw of 
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import secrets
@@ -136,10 +137,13 @@ def test_per_record_sampling_draws_are_not_control_flow():
 
 
 def test_unreplayable_and_raising_mechanisms_get_one_line_errors():
-    import time
+    calls = itertools.count()
 
     def clock(data, size, rng):
-        return np.full((size, 1), time.perf_counter_ns() % 1000 + rng.random())
+        # state outside rng, as a clock or a global counter is: every call differs, on any machine
+        # (a clock's low digits are not enough: CI's clock ticked in whole microseconds, so
+        # perf_counter_ns() % 1000 was 0 on every call and the mechanism replayed)
+        return np.full((size, 1), next(calls) + rng.random())
 
     with pytest.raises(ReplayError, match="not replayable"):
         check_pair(clock, *_pair(), PureDP(1.0))
