@@ -55,8 +55,8 @@ from .bounds import below_curve, epsilon_lower_bound
 from .checkpoint import load_state, save_state
 from .intervals import cp_lower, cp_upper
 from .report import draw_counts
-from .sampling import (AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_rng, draw_outputs, run_chunk,
-                       single_threaded_blas)
+from . import sampling
+from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_rng, run_chunk, single_threaded_blas
 from .selection import LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, predicted_to_refute, select_events
 from .slots import Slot, headline_slots
 from .statistics import TrainingChunk, TrainingData, fit_statistic, needs_training, training_plan
@@ -322,7 +322,7 @@ def run_training_source(job: AuditJob, task: ChunkTask, source: TrainingSource):
     with single_threaded_blas():
         rng = chunk_rng(source.entropy, task.pair, task.side, source.phase, source.chunk)
         where = job.where(ChunkTask(task.pair, task.side, source.phase, source.chunk, source.size))
-        outputs = draw_outputs(job.mechanism, job.datasets[task.pair][task.side], source.size, rng,
+        outputs = sampling.draw_outputs(job.mechanism, job.datasets[task.pair][task.side], source.size, rng,
                                where + (" (the quick look's, re-drawn for training)" if source.lent else ""),
                                job.name, job.output_dim)
         return replace(job.training, rows_per_chunk=source.rows).reduce(outputs[:source.keep])
