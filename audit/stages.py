@@ -34,10 +34,11 @@ the guarantee (docs/method.md, "The guarantee") still holds:
 
 The quick look's draws do certify (the quick look's own events), so "learned on draws that certify
 nothing" holds stage by stage: nothing the main audit certifies rests on draws its statistic was
-learned from.  The re-drawn rows are exactly the quick look's where the mechanism's draws depend
-only on the chunk's generator (they always do: a chunk's draws are a function of its key and size);
-a chunk whose draws are only partly needed is drawn whole and cut, so memory stays one chunk per
-worker, and the raw rows kept stay within the training plan's cap
+learned from.  The re-drawn rows are the quick look's own: each chunk is drawn whole, from the
+same key and with the same size, and then cut where fewer of its draws are needed (a mechanism
+drawing only from the generator it is given returns the same rows, which the reproducibility of
+every report already assumes; were it not so, the rows would be other draws of the quick look's
+stream, still independent of the main audit's).  Memory stays one chunk per worker, and the raw rows kept stay within the training plan's cap
 (:meth:`~audit.statistics.registry.NamedStatistic.training_plan`).  For several pairs the planned
 quick-look chunks are re-drawn even where a silent pair's certification draws moved to another
 pair (:func:`~audit.allocation.reallocate`): those draws are still independent of the main audit's.
