@@ -9,7 +9,8 @@ re-drawn), and the case's best named statistic in ``auto_choice.json`` (which tr
 a 1-D output, so the constant does not change it).  It prints, per case, the mean certified quantity
 of each and the ratios of the two ``"auto"`` means to the named one's, and writes the runs to
 ``--out`` (JSON; a rerun keeps the runs already there).  Audits run one per process,
-``--jobs`` at a time, each with ``n_jobs=1``.
+``--jobs`` at a time, each with ``n_jobs=1``.  Run one invocation per ``--out`` at a time: each
+rewrites the whole file with the runs it read at its start and its own.
 """
 
 from __future__ import annotations
