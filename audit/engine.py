@@ -198,7 +198,7 @@ def _audit(mechanism, name, claim, scenario, settings, started) -> AuditReport:
         accuracy_report = _accuracy(mechanism, scenario, pairs, settings, min(samples, 1_000_000), entropy, executor)
 
     statistic_info = {"option": statistic_label(statistic), "option_text": statistic_option_text(statistic),
-                      "training_samples": outcome.stage.allocation.training,
+                      "training_samples": outcome.stage.training,
                       "pairs": [dict(s.to_dict(), **notes) for s, notes in zip(outcome.statistics, outcome.notes)]}
     report = _assemble(mechanism, name, claim, scenario, pairs, covers, outcome.certified, outcome.statistics,
                        statistic_info, accuracy_report, entropy, samples, confidence, started,

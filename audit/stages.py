@@ -8,6 +8,40 @@ spends the rest and looks after 1/4 and all of its selection and certification d
 (:mod:`audit.selection`, "Looks").  A stage stops at the first look that certifies a violation, and
 the audit with it.  Only the main audit is checkpointed; a resumed run repeats the quick look on
 the same draws.
+
+**Training on the quick look's draws** (:data:`QUICK_LOOK_TRAINS_MAIN`).  When the quick look does not
+stop the audit its draws are otherwise discarded.  With the constant on, the main audit's learned
+statistic is trained on them instead of on draws of its own: the main audit keeps the training
+size it would have had (:func:`~audit.allocation.training_draws` of its own ``samples``), takes up
+to :attr:`Stage.borrowed` of it from the quick look's draws, re-drawn deterministically from the
+quick look's seed and chunk generators (:func:`~audit.sampling.chunk_rng` keys of its training,
+pilot, selection and certification chunks, in that order, as planned), and draws only the rest
+(none for a 1-D output); the draws it no longer spends on training go to its other phases.  Why
+the guarantee (docs/method.md, "The guarantee") still holds:
+
+* the quick look is unchanged: it chooses and certifies on its own draws at its own share γ₁ of
+  the failure budget, so it reports a false violation with probability at most γ₁;
+* the main audit's statistic is a function of the quick look's draws (and of its own training
+  draws, if any) only.  Its selection and certification draws come from the audit's seed, a
+  SeedSequence stream independent of the quick look's (:func:`quick_entropy`), so *given* every
+  quick-look draw the statistic is fixed and the main audit's selection and certification draws
+  keep their distribution: its events are chosen on selection draws and certified on others at
+  shares summing to γ − γ₁, so, conditionally on the quick look's draws (whatever they are, and
+  in particular on the quick look not having stopped), it certifies a false bound with probability
+  at most γ − γ₁; unconditionally too;
+* a reported false bound or verdict is a false violation of the quick look or a false bound of the
+  main audit, so the union bound gives at most γ₁ + (γ − γ₁) = γ, as before.
+
+The quick look's draws do certify (the quick look's own events), so "learned on draws that certify
+nothing" holds stage by stage: nothing the main audit certifies rests on draws its statistic was
+learned from.  The re-drawn rows are the quick look's own: each chunk is drawn whole, from the
+same key and with the same size, and then cut where fewer of its draws are needed (a mechanism
+drawing only from the generator it is given returns the same rows, which the reproducibility of
+every report already assumes; were it not so, the rows would be other draws of the quick look's
+stream, still independent of the main audit's).  Memory stays one chunk per worker, and the raw rows kept stay within the training plan's cap
+(:meth:`~audit.statistics.registry.NamedStatistic.training_plan`).  For several pairs the planned
+quick-look chunks are re-drawn even where a silent pair's certification draws moved to another
+pair (:func:`~audit.allocation.reallocate`): those draws are still independent of the main audit's.
 """
 
 from __future__ import annotations
@@ -22,13 +56,15 @@ from .bounds import below_curve, epsilon_lower_bound
 from .checkpoint import load_state, save_state
 from .intervals import cp_lower, cp_upper
 from .report import draw_counts
-from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, run_chunk
+from . import sampling
+from .sampling import AuditJob, Binning, ChunkTask, Phase, chunk_plan, chunk_rng, run_chunk, single_threaded_blas
 from .selection import LOOK_FRACTIONS, LOOK_SHARES, Budget, PairCounts, certify, predicted_to_refute, select_events
 from .slots import Slot, headline_slots
 from .statistics import TrainingChunk, TrainingData, fit_statistic, needs_training, training_plan
 
 __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick_entropy", "hopeless",
-           "ENGINE_VERSION", "PROBE_DRAWS", "BINS"]
+           "ENGINE_VERSION", "PROBE_DRAWS", "BINS", "QUICK_LOOK_TRAINS_MAIN", "TrainingSource",
+           "run_training_source"]
 
 #: Part of every checkpoint's fingerprint: a checkpoint of another engine version is refused, never
 #: resumed.  "3": headline joint tests and certification draws moved from silent pairs (per-pair
@@ -41,7 +77,12 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: pilot and histogram arrays hold one row per lane.  "8": with lanes, a headline slot certifies
 #: every lane's event that the selection draws cannot rank below the best (:func:`audit.selection._contenders`),
 #: each at a share of the slot's level, so a resumed version-7 audit would choose other events.
-ENGINE_VERSION = "8"
+#: "9": the main audit may train on the quick look's draws (:data:`QUICK_LOOK_TRAINS_MAIN`), so its
+#: training chunks and the split of its own draws changed.
+ENGINE_VERSION = "9"
+#: Whether the main audit's learned statistic is trained on the quick look's draws (module docstring)
+#: rather than on 1/16 of its own.
+QUICK_LOOK_TRAINS_MAIN = True
 #: The spawn key that derives the quick look's seed from the audit's (:func:`quick_entropy`).
 _QUICK_STREAM = 0x5155
 #: Draws per dataset of the probe that checks the mechanism's output shape.
@@ -61,6 +102,31 @@ class Stage:
     allocation: Allocation
     budget: Budget
     final: bool = True  # whether its last look is the audit's (else only a violation is reported)
+    #: Training draws per pair and side re-drawn from ``lender``'s (the quick look's), on top of
+    #: ``allocation.training`` of its own (module docstring).
+    borrowed: int = 0
+    lender: Optional["Stage"] = None
+
+    @property
+    def training(self) -> int:
+        """Training draws per pair and side: its own and those re-drawn from the quick look."""
+        return self.allocation.training + self.borrowed
+
+    def training_sources(self, chunk: int, pairs: int) -> list["TrainingSource"]:
+        """The chunks its statistic is trained on when it borrows: the first :attr:`borrowed` of
+        the quick look's planned draws (training, pilot, selection, certification chunks in that
+        order; the last cut short), then its own training chunks."""
+        sources, left = [], self.borrowed
+        lent = self.lender.plans(chunk, pairs)[0]
+        for phase in (Phase.TRAINING, Phase.PILOT, Phase.SELECTION, Phase.CERTIFICATION):
+            for index, size in enumerate(lent.get(phase, [[]])[0]):
+                if left <= 0:
+                    break
+                sources.append(TrainingSource(True, phase, index, size, min(size, left)))
+                left -= sources[-1].keep
+        sources += [TrainingSource(False, Phase.TRAINING, index, size, size)
+                    for index, size in enumerate(chunk_plan(self.allocation.training, chunk))]
+        return sources
 
     @property
     def looks(self) -> int:
@@ -70,7 +136,9 @@ class Stage:
         """Chunk plans per phase and pair (all pairs alike until certification is reallocated), and
         the chunk ranges of the selection and certification segments."""
         allocation, plans, segments = self.allocation, {}, {}
-        if allocation.training:
+        if self.borrowed:
+            plans[Phase.TRAINING] = [[source.keep for source in self.training_sources(chunk, pairs)]] * pairs
+        elif allocation.training:
             plans[Phase.TRAINING] = [chunk_plan(allocation.training, chunk)] * pairs
         plans[Phase.PILOT] = [chunk_plan(allocation.pilot, chunk)] * pairs
         for phase, ends in ((Phase.SELECTION, allocation.selection_segments()),
@@ -96,9 +164,24 @@ def plan_stages(samples: int, output_dim: int, statistic, claim, pairs: int, gam
         looks = LOOK_FRACTIONS[1:], (LOOK_SHARES[0] + LOOK_SHARES[1],) + LOOK_SHARES[2:]
     else:
         looks = (1.0,), (1.0,)
-    main = _stage(samples - (quick.samples if quick else 0), output_dim, statistic, claim, pairs, gamma, *looks,
-                  early_choice=early_stopping)
+    rest = samples - (quick.samples if quick else 0)
+    main = _stage(rest, output_dim, statistic, claim, pairs, gamma, *looks, early_choice=early_stopping)
+    if quick and QUICK_LOOK_TRAINS_MAIN and main.allocation.training:
+        main = _borrowing_stage(rest, quick, main.allocation.training, output_dim, claim, pairs, gamma, *looks,
+                                early_choice=early_stopping)
     return quick, main
+
+
+def _borrowing_stage(samples, quick, training, output_dim, claim, pairs, gamma, fractions, shares,
+                     early_choice: bool) -> Stage:
+    """The main audit trained on ``training`` draws per side as before, of which up to all the quick
+    look's are re-drawn from it (module docstring); the draws it saves go to its other phases."""
+    borrowed = min(training, quick.samples)
+    allocation = allocate(samples, training - borrowed, fractions, early_choice)
+    if allocation.looks < len(shares):
+        shares = (float(sum(shares)),)
+    return Stage(samples, allocation, Budget(gamma, headline_slots(claim), pairs, tuple(shares)),
+                 borrowed=borrowed, lender=quick)
 
 
 def _stage(samples, output_dim, statistic, claim, pairs, gamma, fractions, shares,
@@ -160,10 +243,13 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
     """Run one stage's phases and looks; stop at the first look that certifies a violation."""
     pairs, labels, allocation, budget = len(job.datasets), job.labels, stage.allocation, stage.budget
     plans, segments = stage.plans(chunk, pairs)
-    if allocation.training:
-        job = replace(job, training=training_plan(statistic, allocation.training, chunk, job.output_dim))
+    if stage.training:
+        job = replace(job, training=training_plan(statistic, stage.training, chunk, job.output_dim))
     run = _PhaseRunner(job, executor, plans, bar, checkpoint, fingerprint, job.entropy)
-    training = run.training() if allocation.training else [(None, None)] * pairs
+    if stage.borrowed:
+        training = run.borrowed_training(_sized_sources(stage, job, chunk, pairs))
+    else:
+        training = run.training() if allocation.training else [(None, None)] * pairs
     fitted = [fit_statistic(statistic, base, neighbour, claim=claim, seed=job.entropy, label=label,
                             output_dim=job.output_dim, samples=stage.samples - allocation.training)
               for (base, neighbour), label in zip(training, labels)]
@@ -202,6 +288,45 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
             break
     return Outcome(stage, lanes.to_pairs(certified), statistics, tuple(notes for _, notes in fitted), look,
                    [n_certify[v] for v in lanes.primary], violated, selection[0].n, budget.favoured)
+
+
+@dataclass(frozen=True)
+class TrainingSource:
+    """One training chunk of a main audit that borrows (:meth:`Stage.training_sources`): ``lent``
+    (a quick-look chunk, else its own), the chunk's phase, index and planned ``size``, the first
+    ``keep`` of its draws trained on, ``rows`` of them kept raw (set by :func:`_sized_sources`)
+    and the seed it is drawn from (set there too)."""
+
+    lent: bool
+    phase: Phase
+    chunk: int
+    size: int
+    keep: int
+    rows: int = 0
+    entropy: int = 0
+
+
+def _sized_sources(stage: Stage, job: AuditJob, chunk: int, pairs: int) -> list[TrainingSource]:
+    """The stage's training sources with their seeds and raw rows: the plan's raw-row cap for
+    ``stage.training`` draws, shared over the sources in proportion to their draws."""
+    plan = job.training
+    cap = min(stage.training, plan.rows_per_chunk * len(chunk_plan(stage.training, chunk)))
+    lender = quick_entropy(job.entropy)
+    return [replace(source, rows=min(source.keep, -(-cap * source.keep // stage.training)),
+                    entropy=lender if source.lent else job.entropy)
+            for source in stage.training_sources(chunk, pairs)]
+
+
+def run_training_source(job: AuditJob, task: ChunkTask, source: TrainingSource):
+    """Draw one training source's chunk from its own seed and key (a quick-look chunk exactly as the
+    quick look drew it) and reduce its first ``keep`` draws to training summaries."""
+    with single_threaded_blas():
+        rng = chunk_rng(source.entropy, task.pair, task.side, source.phase, source.chunk)
+        where = job.where(ChunkTask(task.pair, task.side, source.phase, source.chunk, source.size))
+        outputs = sampling.draw_outputs(job.mechanism, job.datasets[task.pair][task.side], source.size, rng,
+                               where + (" (the quick look's, re-drawn for training)" if source.lent else ""),
+                               job.name, job.output_dim)
+        return replace(job.training, rows_per_chunk=source.rows).reduce(outputs[:source.keep])
 
 
 @dataclass(frozen=True)
@@ -281,6 +406,8 @@ def stage_draws(outcomes: list, quick: Optional[Stage], main: Stage, pairs: int)
         looks["chose_early"] = {"selection": outcome.selection, "planned": stage.allocation.selection,
                                 "favoured": outcome.favoured.key}
     looks["quick_look"] = "passed" if passed else ("stopped" if quick is not None else "none")
+    if passed and stage.borrowed:  # trained on the quick look's draws (counted there), re-drawn
+        looks["training_from_quick_look"] = stage.borrowed
     return draw_counts(phases, pairs, certification=outcome.certification, looks=looks, quick_look=quick_look)
 
 
@@ -318,8 +445,9 @@ class _PhaseRunner:
             save_state(self.path, dict(self.fingerprint.meta(), entropy=str(self.entropy), engine=ENGINE_VERSION),
                        self.arrays)
 
-    def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None) -> None:
-        """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans."""
+    def _run(self, phase: Phase, fold, chunks: Optional[list[range]] = None, sources=None) -> None:
+        """Run ``chunks`` (per pair: a range of chunk indices; default all) of the phase's plans
+        (``sources``: training chunk ``c`` is :func:`run_training_source` of ``sources[c]``)."""
         plans = self.plans[phase]
         pairs = len(self.job.datasets)
         chunks = [range(len(plan)) for plan in plans] if chunks is None else chunks
@@ -330,7 +458,10 @@ class _PhaseRunner:
                  for c in chunks[p] if not done[p, s, c]]
         # One ordered stream per phase (no barrier between batches, so workers never wait for a
         # batch's slowest chunk); the checkpoint is rewritten every `batch_size` results.
-        results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
+        if sources is None:
+            results = self.executor.map(run_chunk, [(self.job, task) for task in tasks])
+        else:
+            results = self.executor.map(run_training_source, [(self.job, task, sources[task.chunk]) for task in tasks])
         for count, (task, result) in enumerate(zip(tasks, results), start=1):
             fold(task, result)
             done[task.pair, task.side, task.chunk] = True
@@ -349,6 +480,19 @@ class _PhaseRunner:
         self._run(Phase.TRAINING, fold)
         return [tuple(TrainingData.fold([TrainingChunk.from_arrays(self.arrays, _training_key(p, s, c))
                                          for c in range(len(plan))], self.job.training)
+                      for s in (0, 1))
+                for p in range(pairs)]
+
+    def borrowed_training(self, sources: list[TrainingSource]) -> list[tuple[TrainingData, TrainingData]]:
+        """:meth:`training` on ``sources`` (a main audit that borrows the quick look's draws)."""
+        pairs = len(self.job.datasets)
+
+        def fold(task, result):
+            self.arrays.update(result.to_arrays(_training_key(task.pair, task.side, task.chunk)))
+
+        self._run(Phase.TRAINING, fold, sources=sources)
+        return [tuple(TrainingData.fold([TrainingChunk.from_arrays(self.arrays, _training_key(p, s, c))
+                                         for c in range(len(sources))], self.job.training)
                       for s in (0, 1))
                 for p in range(pairs)]
 

@@ -74,10 +74,11 @@ def test_resumed_checkpoint_gives_the_same_report(tmp_path, ones_pair_1d, interr
     kwargs = dict(samples=3_000_000, seed=SEED, progress=False, accuracy=False, n_jobs=1)
     reference = run_audit(mechanism, ones_pair_1d, **kwargs)
     # Chunk calls (one per chunk and side): the quick look's 8 (training, pilot, selection,
-    # certification; not checkpointed), then the main audit's training 2, pilot 2, first-look
-    # selection 2 and certification 2, second-look selection 2, and one chunk into the last
-    # certification segment: interrupted there, with the earlier looks' counts on disk.
-    with interrupt_chunks(8 + 2 + 2 + 2 + 2 + 2 + 1):
+    # certification; not checkpointed), then the main audit's training 8 (the quick look's four
+    # chunks re-drawn, audit.stages.QUICK_LOOK_TRAINS_MAIN), pilot 2, first-look selection 2 and
+    # certification 2, second-look selection 2, and one chunk into the last certification segment:
+    # interrupted there, with the earlier looks' counts on disk.
+    with interrupt_chunks(8 + 8 + 2 + 2 + 2 + 2 + 1):
         with pytest.raises(KeyboardInterrupt):
             run_audit(mechanism, ones_pair_1d, checkpoint=path, **kwargs)
     assert path.exists()
