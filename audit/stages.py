@@ -51,7 +51,7 @@ from typing import Optional
 
 import numpy as np
 
-from .allocation import MIN_LOOKED, Allocation, allocate, looks_silent, reallocate, training_draws
+from .allocation import MIN_LOOKED, Allocation, allocate, lanes_look_silent, reallocate, training_draws
 from .bounds import below_curve, epsilon_lower_bound
 from .checkpoint import load_state, save_state
 from .intervals import cp_lower, cp_upper
@@ -78,7 +78,8 @@ __all__ = ["Stage", "Outcome", "plan_stages", "run_stage", "stage_draws", "quick
 #: every lane's event that the selection draws cannot rank below the best (:func:`audit.selection._contenders`),
 #: each at a share of the slot's level, so a resumed version-7 audit would choose other events.
 #: "9": the main audit may train on the quick look's draws (:data:`QUICK_LOOK_TRAINS_MAIN`), so its
-#: training chunks and the split of its own draws changed.
+#: training chunks and the split of its own draws changed; and a pair with several lanes is silent
+#: when its primary lane is (:func:`audit.allocation.lanes_look_silent`), so draws move more often.
 ENGINE_VERSION = "9"
 #: Whether the main audit's learned statistic is trained on the quick look's draws (module docstring)
 #: rather than on 1/16 of its own.
@@ -266,7 +267,7 @@ def run_stage(stage: Stage, job: AuditJob, executor, bar, checkpoint, fingerprin
                                                                   allocation, budget, claim, bar, lanes.alternates)
         if look == 0 and (pairs > 1 or certification_ends != allocation.certification_ends):
             before = _chunk_count(plans)
-            silent = [all(looks_silent(selection[v], claim) for v in lanes.index[p]) for p in range(pairs)]
+            silent = [lanes_look_silent([selection[v] for v in lanes.index[p]], claim) for p in range(pairs)]
             per_pair = reallocate(certification_ends, silent)
             for index, ends in enumerate(per_pair):
                 plan, ranges = _segment_plan(allocation.segments(ends), chunk)

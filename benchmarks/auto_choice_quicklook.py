@@ -57,10 +57,12 @@ def _key(run: dict) -> str:
     return f"{run['case']}|{run['variant']}|{run['seed']}"
 
 
-def run(only: list[str], seeds: int, jobs: int, out: Path, log=print) -> list[dict]:
+def run(only: list[str], seeds: int, jobs: int, out: Path, log=print,
+        variants: tuple[str, ...] = VARIANTS) -> list[dict]:
     from benchmarks.auto_choice import ZOO_SAMPLES, cases
 
     every = cases(ZOO_SAMPLES)
+    only = list(every) if only == ["all"] else only
     best = json.loads((Path(__file__).resolve().parent / "results" / "auto_choice.json").read_text())["rows"]
     runs = json.loads(out.read_text())["runs"] if out.exists() else []
     done = {_key(r) for r in runs}
@@ -69,7 +71,7 @@ def run(only: list[str], seeds: int, jobs: int, out: Path, log=print) -> list[di
         if name not in every:
             raise ValueError(f"`only`: no case {name!r} in benchmarks.auto_choice")
         for seed in range(every[name]["seed"], every[name]["seed"] + seeds):
-            for variant in VARIANTS:
+            for variant in variants:
                 statistic = best[name]["best"] if variant == "named" else "auto"
                 if f"{name}|{variant}|{seed}" not in done:
                     tasks.append((name, variant, statistic, seed))
@@ -85,30 +87,39 @@ def summary(runs: list[dict], only: Optional[list[str]] = None) -> str:
     """A Markdown table: per case, the means over its seeds and the two ratios."""
     lines = ["| case | seeds | named (best) | mean named | mean auto, own training | mean auto, quick-look training | "
              "own / named | quick / named | refuted (named, own, quick) |", "|" + "---|" * 9]
-    names = only or list(dict.fromkeys(r["case"] for r in runs))
+    names = only if only and only != ["all"] else list(dict.fromkeys(r["case"] for r in runs))
     for name in names:
         by = {v: sorted((r for r in runs if r["case"] == name and r["variant"] == v), key=lambda r: r["seed"])
               for v in VARIANTS}
-        seeds = sorted(set.intersection(*({r["seed"] for r in by[v]} for v in VARIANTS)))
+        present = [v for v in VARIANTS if by[v]]  # auto-own may not have been run (--variants)
+        if "named" not in present or "auto-quick" not in present:
+            continue
+        seeds = sorted(set.intersection(*({r["seed"] for r in by[v]} for v in present)))
         if not seeds:
             continue
-        means = {v: float(np.mean([r["value"] for r in by[v] if r["seed"] in seeds])) for v in VARIANTS}
-        refuted = {v: sum(r["verdict"] == "VIOLATED" for r in by[v] if r["seed"] in seeds) for v in VARIANTS}
+        means = {v: float(np.mean([r["value"] for r in by[v] if r["seed"] in seeds])) if v in present
+                 else float("nan") for v in VARIANTS}
+        refuted = {v: str(sum(r["verdict"] == "VIOLATED" for r in by[v] if r["seed"] in seeds)) if v in present
+                   else "—" for v in VARIANTS}
         ratio = {v: means[v] / means["named"] if means["named"] > 0 else float("nan") for v in VARIANTS}
+        own = (f"{means['auto-own']:.4g}", f"{ratio['auto-own']:.3f}") if "auto-own" in present else ("—", "—")
         lines.append(f"| {name} | {len(seeds)} | {by['named'][0]['statistic']} | {means['named']:.4g} | "
-                     f"{means['auto-own']:.4g} | {means['auto-quick']:.4g} | {ratio['auto-own']:.3f} | "
+                     f"{own[0]} | {means['auto-quick']:.4g} | {own[1]} | "
                      f"{ratio['auto-quick']:.3f} | {refuted['named']}, {refuted['auto-own']}, {refuted['auto-quick']} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", required=True, help="cases of benchmarks.auto_choice (full names)")
+    parser.add_argument("--only", nargs="+", required=True,
+                        help="cases of benchmarks.auto_choice (full names), or 'all'")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
+                        help="which audits to run (default all three)")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    runs = run(args.only, args.seeds, args.jobs, args.out)
+    runs = run(args.only, args.seeds, args.jobs, args.out, variants=tuple(args.variants))
     print(summary(runs, args.only))
     return 0
 

@@ -8,7 +8,7 @@ import pytest
 
 import scenarios
 from audit import run_audit
-from audit.allocation import (SILENCE_P_VALUE, SILENT_SHARE, allocate, looks_silent, reallocate,
+from audit.allocation import (SILENCE_P_VALUE, SILENT_SHARE, allocate, lanes_look_silent, looks_silent, reallocate,
                               training_draws)
 from audit.selection import PairCounts
 from mechanisms import GaussianMechanism
@@ -97,3 +97,34 @@ def test_a_pair_whose_events_already_use_half_the_claim_is_not_silent():
     assert looks_silent(counts)
     assert not looks_silent(counts, ApproxDP(1.0, 0.0049))
     assert looks_silent(PairCounts(base, base.copy(), 1750), ApproxDP(1.0, 0.0049))
+
+
+@pytest.mark.statistical
+def test_a_pair_with_several_lanes_is_silent_as_often_as_with_one():
+    # Identical sides seen through three lanes (independent draws here, the worst case for a
+    # test asked of every lane), binned finely enough (1,024 bins, 20,000 draws) for the KS p-value
+    # to be nearly uniform: the pair must still be called silent at rate ≥ 1 − SILENCE_P_VALUE
+    # within three binomial standard errors over 400 seeded pairs.  Asking the KS test of all three
+    # lanes gives about 0.9³ = 0.73 (0.755 on these seeds), 6 standard errors below.
+    rng = np.random.default_rng(20261128)
+    silent = np.mean([lanes_look_silent([_counts(rng, 0.0, 20_000, 1_024) for _ in range(3)]) for _ in range(400)])
+    assert silent >= 1 - SILENCE_P_VALUE - 3 * np.sqrt(SILENCE_P_VALUE * (1 - SILENCE_P_VALUE) / 400)
+    # A shifted primary is never silent, whatever its alternates look like.
+    assert not any(lanes_look_silent([_counts(rng, 0.3), _counts(rng, 0.0)]) for _ in range(50))
+
+
+def test_an_alternate_lane_keeps_a_rare_region_from_being_silenced():
+    # The primary sees nothing; an alternate holds 40 neighbour draws where the base has none
+    # (the counts of the test above): its event uses twice the claim, so the pair is not silent.
+    # A run of SILENT_ONE_SIDED draws beyond the other side's range in an alternate counts too.
+    base = np.zeros(16, dtype=np.int64)
+    neighbour = np.zeros(16, dtype=np.int64)
+    base[5], base[11] = 1749, 1
+    neighbour[5], neighbour[10] = 1710, 40
+    quiet = PairCounts(base, base.copy(), 1750)
+    claim = ApproxDP(1.0, 0.0049)
+    assert lanes_look_silent([quiet, quiet], claim)
+    assert not lanes_look_silent([quiet, PairCounts(base, neighbour, 1750)], claim)
+    beyond = neighbour.copy()
+    beyond[10], beyond[14] = 0, 40  # beyond the base's last occupied bin (11)
+    assert lanes_look_silent([quiet], None) and not lanes_look_silent([quiet, PairCounts(base, beyond, 1750)], None)
