@@ -128,8 +128,8 @@ def test_the_fallback_chooser_does_not_pick_an_event_of_a_handful_of_tail_draws(
 def test_where_the_excess_is_plain_the_chooser_finds_an_event_that_holds():
     """A wide shifted component, (1 − 0.3)·N(0, 1) + 0.3·N(−4, 1) against N(0, 1), at the row's
     claim: output ≤ −3.0 has P[E | D′] ≈ 0.25 against e^ε·P[E | D] ≈ 0.03, an excess of 0.22.  The
-    chosen event is not None (at 20,000 draws a side the Clopper–Pearson bounds at 0.05/400 put
-    that threshold's lower bound of the excess near 0.19) and its exact excess is positive unless a
+    chosen event is not None (on the 10,000 scoring draws of 20,000 a side the Clopper–Pearson
+    bounds at 0.05/780 put that threshold's lower bound of the excess near 0.19) and its exact excess is positive unless a
     bound of the Bonferroni family fails: probability at most CHOICE_MISS = 0.05."""
     rng = np.random.default_rng(SEED + 2)
     a = _draws(rng, 20_000, False, sigma=1.0, rate=0.3, shift=-4.0)
