@@ -32,9 +32,10 @@ excess (Clopper–Pearson on the scoring half, Bonferroni over the candidates, :
 so an event of a handful of tail draws does not win, and the candidates being fixed by the first
 half, the event carried as certain exceeds the claim with probability at least 1 − CHOICE_MISS;
 when none is certain, the audit's own certified event is carried, the one of the largest excess in
-standard deviations on the audit's certification counts (:attr:`Event.strength`).  The script's
-own draws are fresh again, so what it prints is an honest estimate, not a certified bound; the
-certified numbers are the sweep report's.
+standard deviations on the audit's certification counts (:attr:`Event.strength`), and the script,
+the row's record and the sweep report say plainly that it is uncertain (:attr:`Event.choice`,
+:data:`FALLBACK`).  The script's own draws are fresh again, so what it prints is an honest
+estimate, not a certified bound; the certified numbers are the sweep report's.
 """
 
 from __future__ import annotations
@@ -520,6 +521,14 @@ def _describe(event: Event) -> str:
     return event.code()
 
 
+def _choice_line(event: Event) -> str:
+    """The script docstring's line saying how the sweep chose the event (:attr:`Event.choice`), or
+    nothing for an event made by hand."""
+    if not event.choice:
+        return ""
+    return "\n".join(textwrap.wrap(f"How it was chosen: {event.choice}.", 96)) + "\n"
+
+
 def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: dict, base: np.ndarray,
                 neighbour: np.ndarray, pair_label: str, event: Event, draws: int, epsilon: float, delta: float,
                 title: str, finding: str, seeded: bool, layout: str, width: int) -> str:
@@ -539,7 +548,7 @@ This script uses the library's own API and numpy only.  It releases N times on e
 neighbouring datasets and prints how often one event of the released vector happens on each.
 {layout}
 Event: {_describe(event)}  (chosen by the sweep on draws of its own; these draws are fresh).
-"""
+{_choice_line(event)}"""
 {header.rstrip()}
 
 

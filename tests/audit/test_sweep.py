@@ -25,6 +25,7 @@ import sweep_toy_library as toy
 from audit.cli import main
 from audit.sweep import BUDGETS, plan_rows, refutable_samples, run_sweep
 from audit.sweep.plan import row_seed
+from audit.sweep.repro import CERTAIN
 from mechanisms.adapters.released import RAISED, LibraryRelease, encode, released
 from mechanisms.claims import PureDP, Relation
 from scenarios.libraries import Coverage, library, library_names, register_library
@@ -117,6 +118,9 @@ def test_each_violated_row_has_a_standalone_script_that_shows_the_event(swept):
         script = out / row["repro"]["path"]
         text = script.read_text()
         assert "dpaudit" not in text.split('"""', 2)[2] and "import audit" not in text and "scenarios" not in text
+        # Both violations are far beyond the claim (ε = 2 against 1; a label set read from the data):
+        # the chooser's event is certain, and the record and the script's docstring say so.
+        assert row["repro"]["event_choice"] == CERTAIN and f"How it was chosen: {CERTAIN}." in " ".join(text.split())
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                                 cwd=out)
         assert result.returncode == 0, result.stderr

@@ -149,3 +149,70 @@ def test_where_the_claim_is_false_the_certain_events_hold():
             misses += _exact_excess(event, 1.0, 0.0, 0.5) <= 0
     assert certain > 200 and stats.binom.sf(200, 300, 0.9) > 1 - 1e-9
     assert misses <= stats.binom.ppf(1 - 1e-6, 300, CHOICE_MISS) == 36
+
+
+# -- an uncertain event is labelled as such -----------------------------------------------------
+def _plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_fallback_event_is_labelled_uncertain_in_the_script_header():
+    """At the tight claim no simple event is certain (above: none in 1,000 seeds; here the seed is
+    fixed, so the outcome is too), and the audit's certified line {Y ≥ 2} is carried as the fallback:
+    the event says so, and the script's docstring says it plainly, where a certain event's says
+    it is certain."""
+    from audit.sweep.repro import FALLBACK, CertifiedProjection, script_draws, script_text
+
+    rng = np.random.default_rng(7)
+    a, b = _draws(rng, DRAWS, 0, 1.0), _draws(rng, DRAWS, 1, 1.0)
+    line = CertifiedProjection((1.0, 0.0), 2.0, "D'", (300, 100, 1000))
+    event = readable_event(a, b, 1.0, 0.0, certified_lines=[line])
+    assert event is not None and event.certified == "certified" and event.choice == FALLBACK
+
+    def release(data, random_state):
+        return [float(np.ravel(data)[0]) + float(np.round(random_state.laplace(0.0, 1.0)))]
+
+    def script(chosen):
+        return script_text(header="import numpy as np\n", helpers=(), release=release, params={},
+                           base=np.array([0.0]), neighbour=np.array([1.0]), pair_label="0 vs 1", event=chosen,
+                           draws=script_draws(chosen, "call"), epsilon=1.0, delta=0.0, title="t", finding="f",
+                           seeded=True, layout="", width=1)
+
+    header = _plain(script(event).split('"""')[1])
+    assert ("How it was chosen: uncertain: no simple event's excess is certain on the choosing draws; carrying "
+            "the audit's certified event.") in header
+    certain = readable_event(_draws(rng, DRAWS, 0, 0.5), _draws(rng, DRAWS, 1, 0.5), 1.0, 0.0)
+    assert certain.choice == CERTAIN
+    assert f"How it was chosen: {CERTAIN}." in _plain(script(certain).split('"""')[1])
+    assert "uncertain" not in script(certain)
+
+
+def _document(rows: list[dict]) -> dict:
+    return {"library": "toy", "version": "1.0", "date": "2026-01-01", "dpaudit": "0", "budget": "small",
+            "rows_planned": len(rows), "row_confidence": 0.99, "confidence": 0.95, "rows": rows,
+            "coverage": {"public": [], "covered": {}, "excluded": {}, "unaccounted": [], "fraction": 1.0}}
+
+
+def _violated(slug: str, **repro: str) -> dict:
+    return {"entry": slug, "point": "p", "claim": "1-DP", "relation": "add/remove", "status": "done",
+            "verdict": "VIOLATED", "epsilon_lb": 1.5, "delta_lb": 0.0, "mu_lb": None,
+            "witness": {"statistic": "s", "pair": "a"}, "repro": {"path": f"repro/{slug}.py", **repro}}
+
+
+def test_the_row_record_and_sweep_md_say_when_the_scripts_event_is_uncertain():
+    """A row whose script carries the fallback says so in its table cell and in a section quoting
+    how the event was chosen; a certain one is not labelled, nor is a row saved before the field
+    existed (resume reads such records: they render as before)."""
+    from audit.sweep.repro import FALLBACK
+    from audit.sweep.table import row_cells, sweep_markdown
+
+    rows = [_violated("fallback", event_choice=FALLBACK), _violated("certain", event_choice=CERTAIN),
+            _violated("old")]
+    cells = [row_cells(r)[-1] for r in rows]
+    assert cells == ["[script](repro/fallback.py) (uncertain event)", "[script](repro/certain.py)",
+                     "[script](repro/old.py)"]
+    text = sweep_markdown(_document(rows))
+    section = text.split("## Scripts carrying an uncertain event")[1]
+    assert f"| fallback | p | [script](repro/fallback.py) | {FALLBACK} |" in section
+    assert "certain.py" not in section and "old.py" not in section
+    assert "## Scripts carrying" not in sweep_markdown(_document(rows[1:]))
