@@ -585,7 +585,10 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | {hi}] <= e^eps * {{q:.4f}} + delta = {{allowed:.4f}}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {{p - allowed:+.4f}}")
-    # A point estimate on these draws: its standard error says how far from noise it is.
-    error = float(np.sqrt(p * (1 - p) / N + float(np.exp(2 * EPSILON)) * q * (1 - q) / N))
-    print(f"its standard error: {{error:.4f}}" + (f" ({{(p - allowed) / error:+.1f}} standard errors)" if error > 0 else ""))
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["{hi}"] + 0.5) / (N + 1), (hits["{lo}"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {{error:.4f}} ({{(p - allowed) / error:+.1f}} standard errors)")
 '''
