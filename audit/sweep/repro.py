@@ -71,7 +71,8 @@ HOPE_COUNT = 10
 _MAX_ATOMS = 16
 #: :attr:`Event.choice` of an event whose excess is certain: its lower confidence bound on the
 #: scoring half of the choosing draws is positive (:func:`readable_event`).
-CERTAIN = "certain: the lower confidence bound of its excess on the choosing draws is positive"
+CERTAIN = (f"certain: on the sweep's choosing draws the lower confidence bound of its excess over the claim is "
+           f"positive (at {1 - CHOICE_MISS:.0%}, Bonferroni over every candidate event)")
 #: :attr:`Event.choice` when no candidate is certain and the audit's own certified event is carried.
 FALLBACK = ("uncertain: no simple event's excess is certain on the choosing draws; carrying the audit's "
             "certified event")
