@@ -10,32 +10,32 @@ claim allows (P[E | D′] ≤ e^ε·P[E | D] + δ).
 **Which event.**  The audit certifies an event of its test statistic, which may be a learned score
 that plain numpy cannot restate.  The script's event is chosen by :func:`readable_event` among
 simple events of the released vector — one coordinate above or below a threshold, or equal to a
-value — and, where the separation is in the bit patterns (a floating-point noise sampler that
-does not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
+value — and, where the separation is in the bit patterns (a floating-point noise sampler that does
+not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
 ``LOW_BITS`` bits of one coordinate's IEEE-754 pattern falling in a set, which the script carries
-with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded
-apart from the audit's), as the event that exceeds the claim's allowance by the most after a
-pessimistic correction.  Those draws are split: the first half of each side's proposes the
-candidates (thresholds at quantiles of the pooled values, the values seen, the ranking of bit
-patterns) and the second half alone scores them, so no candidate is scored on the draws that made
-it.  The audit's own certified event competes too where numpy can restate it exactly
-(:func:`certified_sets`): a set of low-bit patterns or of grains of one coordinate — the atoms its categorical score ranks at or above the
-certified threshold, and every atom unseen in training when that threshold is ≤ 0.  Simplifying
+with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded apart
+from the audit's), as the event that exceeds the claim's allowance by the most after a pessimistic
+correction.  Those draws are split: the first half of each side's proposes the candidates
+(thresholds at quantiles of the pooled values, the values seen, the ranking of bit patterns) and the
+second half alone scores them, so no candidate is scored on the draws that made it.  The audit's own
+certified event competes too where numpy can restate it exactly (:func:`certified_sets`): a set of
+low-bit patterns or of grains of one coordinate — the atoms its categorical score ranks at or above
+the certified threshold, and every atom unseen in training when that threshold is ≤ 0.  Simplifying
 such a set into one threshold can lose the event (a grain in the middle of the range that only one
 dataset reaches), so the certified set is scored on the same scoring half, whole (it was chosen on
-the audit's draws, not these), and the script carries it when it exceeds the claim by more than
-the simplified events do.  The certified event {T ≥ t} of an additive statistic competes the
-same way, the script then carrying the statistic's tables and the numpy function that scores them
+the audit's draws, not these), and the script carries it when it exceeds the claim by more than the
+simplified events do.  The certified event {T ≥ t} of an additive statistic competes the same way,
+the script then carrying the statistic's tables and the numpy function that scores them
 (:mod:`audit.sweep.repro_additive`), and so does a certified threshold of a Fisher discriminant
 (:func:`certified_projections`).  Every candidate is ranked by a lower confidence bound of its
 excess (Clopper–Pearson on the scoring half, Bonferroni over the candidates, :data:`CHOICE_MISS`),
 so an event of a handful of tail draws does not win, and the candidates being fixed by the first
-half, the event carried as certain exceeds the claim with probability at least 1 − CHOICE_MISS;
-when none is certain, the audit's own certified event is carried, the one of the largest excess in
+half, the event carried as certain exceeds the claim with probability at least 1 − CHOICE_MISS; when
+none is certain, the audit's own certified event is carried, the one of the largest excess in
 standard deviations on the audit's certification counts (:attr:`Event.strength`), and the script,
 the row's record and the sweep report say plainly that it is uncertain (:attr:`Event.choice`,
-:data:`FALLBACK`).  The script's own draws are fresh again, so what it prints is an honest
-estimate, not a certified bound; the certified numbers are the sweep report's.
+:data:`FALLBACK`).  The script's own draws are fresh again, so what it prints is an honest estimate,
+not a certified bound; the certified numbers are the sweep report's.
 """
 
 from __future__ import annotations
@@ -368,9 +368,9 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     draws, not these, which may be too few to see an event of δ's scale; it stands on the audit's
     evidence), the one of the largest :attr:`Event.strength`, which is what a script's fixed number
     of draws can show.  With none, a simple event that is not certain (:data:`HOPE`: too few draws,
-    as for a model's fit; the script's fresh draws decide): seen at least :data:`HOPE_COUNT` times on its likelier side and exceeding the claim
-    with one draw more on the other side than seen, the one of the largest such excess in standard
-    deviations; with none, None.
+    as for a model's fit; the script's fresh draws decide): seen at least :data:`HOPE_COUNT` times
+    on its likelier side and exceeding the claim with one draw more on the other side than seen, the
+    one of the largest such excess in standard deviations; with none, None.
     """
     (a_choose, a), (b_choose, b) = _halves(base), _halves(neighbour)
     choosing = np.concatenate([a_choose, b_choose])

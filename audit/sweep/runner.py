@@ -20,7 +20,8 @@ or a grid point whose ``build`` raises :class:`scenarios.libraries.NotInRelease`
 this release" (status ``absent``): it is reported, not planned, and counts in no error control.
 For each VIOLATED row a reproduction script is written to ``OUT/repro/``
 (:mod:`audit.sweep.repro`); the row's ``repro`` record says how its event was chosen
-(``event_choice``: certain, or uncertain and what the script carries instead).  The whole sweep is then written as ``sweep.json`` and ``sweep.md``.
+(``event_choice``: certain, or uncertain and what the script carries instead).  The whole sweep
+is then written as ``sweep.json`` and ``sweep.md``.
 """
 
 from __future__ import annotations
