@@ -15,27 +15,28 @@ not reach every double alike, Mironov 2012), events of the statistic's bits view
 ``LOW_BITS`` bits of one coordinate's IEEE-754 pattern falling in a set, which the script carries
 with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded apart
 from the audit's), as the event that exceeds the claim's allowance by the most after a pessimistic
-correction.  Those draws are split: the first half of each side's proposes the candidates
-(thresholds at quantiles of the pooled values, the values seen, the ranking of bit patterns) and the
-second half alone scores them, so no candidate is scored on the draws that made it.  The audit's own
-certified event competes too where numpy can restate it exactly (:func:`certified_sets`): a set of
-low-bit patterns or of grains of one coordinate — the atoms its categorical score ranks at or above
-the certified threshold, and every atom unseen in training when that threshold is ≤ 0.  Simplifying
-such a set into one threshold can lose the event (a grain in the middle of the range that only one
-dataset reaches), so the certified set is scored on the same scoring half, whole (it was chosen on
-the audit's draws, not these), and the script carries it when it exceeds the claim by more than the
-simplified events do.  The certified event {T ≥ t} of an additive statistic competes the same way,
-the script then carrying the statistic's tables and the numpy function that scores them
-(:mod:`audit.sweep.repro_additive`), and so does a certified threshold of a Fisher discriminant
-(:func:`certified_projections`).  Every candidate is ranked by a lower confidence bound of its
-excess (Clopper–Pearson on the scoring half, Bonferroni over the candidates, :data:`CHOICE_MISS`),
-so an event of a handful of tail draws does not win, and the candidates being fixed by the first
-half, the event carried as certain exceeds the claim with probability at least 1 − CHOICE_MISS; when
-none is certain, the audit's own certified event is carried, the one of the largest excess in
-standard deviations on the audit's certification counts (:attr:`Event.strength`), and the script,
-the row's record and the sweep report say plainly that it is uncertain (:attr:`Event.choice`,
-:data:`FALLBACK`).  The script's own draws are fresh again, so what it prints is an honest estimate,
-not a certified bound; the certified numbers are the sweep report's.
+correction.  Those draws are split: the first part of each side's (:func:`_split`) proposes the
+candidates (thresholds at quantiles of the pooled values, the values seen, the ranking of bit
+patterns) and the rest alone scores them, so no candidate is scored on the draws that made it.  The
+audit's own certified event competes too where numpy can restate it exactly
+(:func:`certified_sets`): a set of low-bit patterns or of grains of one coordinate — the atoms its
+categorical score ranks at or above the certified threshold, and every atom unseen in training when
+that threshold is ≤ 0.  Simplifying such a set into one threshold can lose the event (a grain in the
+middle of the range that only one dataset reaches), so the certified set is scored on the same
+scoring part, whole (it was chosen on the audit's draws, not these), and the script carries it when
+it exceeds the claim by more than the simplified events do.  The certified event {T ≥ t} of an
+additive statistic competes the same way, the script then carrying the statistic's tables and the
+numpy function that scores them (:mod:`audit.sweep.repro_additive`), and so does a certified
+threshold of a Fisher discriminant (:func:`certified_projections`).  Every candidate is ranked by a
+lower confidence bound of its excess (Clopper–Pearson on the scoring part, Bonferroni over the
+candidates, :data:`CHOICE_MISS`), so an event of a handful of tail draws does not win, and the
+candidates being fixed by the first part, the event carried as certain exceeds the claim with
+probability at least 1 − CHOICE_MISS; when none is certain, the audit's own certified event is
+carried, the one of the largest excess in standard deviations on the audit's certification counts
+(:attr:`Event.strength`), and the script, the row's record and the sweep report say plainly that it
+is uncertain (:attr:`Event.choice`, :data:`FALLBACK`).  The script's own draws are fresh again, so
+what it prints is an honest estimate, not a certified bound; the certified numbers are the sweep
+report's.
 """
 
 from __future__ import annotations
@@ -64,13 +65,17 @@ REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipe
 SCRIPT_DRAWS = {"batch": 200_000, "call": 20_000, "query": 5_000, "fit": 2_000, "pipeline": 50}
 _MAX_THRESHOLDS = 64
 #: The probability that the event the script carries as certain does not exceed the claim (its lower
-#: confidence bound of the excess on the scoring half is positive but its excess is not), at most.
+#: confidence bound of the excess on the scoring part is positive but its excess is not), at most.
 CHOICE_MISS = 0.05
 #: An uncertain event is carried only if seen at least this many times on its likelier side.
 HOPE_COUNT = 10
 _MAX_ATOMS = 16
+#: The share of each side's choosing draws that proposes the candidate events (the rest scores
+#: them), but at least PROPOSING_LEAST draws or half of them (:func:`_split`).
+PROPOSING_SHARE = 0.125
+PROPOSING_LEAST = 200
 #: :attr:`Event.choice` of an event whose excess is certain: its lower confidence bound on the
-#: scoring half of the choosing draws is positive (:func:`readable_event`).
+#: scoring part of the choosing draws is positive (:func:`readable_event`).
 CERTAIN = (f"certain: on the sweep's choosing draws the lower confidence bound of its excess over the claim is "
            f"positive (at {1 - CHOICE_MISS:.0%}, Bonferroni over every candidate event)")
 #: :attr:`Event.choice` when no candidate is certain and the audit's own certified event is carried.
@@ -85,7 +90,7 @@ HOPE = ("uncertain: no simple event's excess is certain on the choosing draws an
 class Event:
     """``output[index] <op> value`` with ``op`` in ``>=``, ``<=``, ``==``; more likely under
     ``more_likely`` (``"D"`` or ``"D'"``); ``p_base``/``p_neighbour`` are its frequencies on the
-    scoring half of the choosing draws (:func:`readable_event`) and ``excess`` the estimated
+    scoring part of the choosing draws (:func:`readable_event`) and ``excess`` the estimated
     P[E | more likely] − e^ε·P[E | other] − δ."""
 
     index: int
@@ -104,7 +109,7 @@ class Event:
     statistic: str = ""
     #: a certified event's excess in standard deviations of one draw a side,
     #: (P′ − e^ε·P − δ)/√(P′(1 − P′) + e^{2ε}·P(1 − P)), on the audit's certification counts when the
-    #: report has them (else on the scoring half): how the fallback ranks the audit's own events
+    #: report has them (else on the scoring part): how the fallback ranks the audit's own events
     strength: float = float("nan")
     #: how :func:`readable_event` chose it: :data:`CERTAIN`, :data:`FALLBACK` or :data:`HOPE`
     choice: str = ""
@@ -244,12 +249,13 @@ def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.nd
     """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
     Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
     (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
-    whichever is chosen, for candidates fixed before the draws that score them: :func:`readable_event`
-    reads them from the first half of the choosing draws (or the audit chose them) and scores them on
-    the second half alone, so given the first half they are fixed, the union bound holds given it,
-    and so it holds unconditionally.  m counts every candidate enumerated, not only those whose
-    excess on the draws is positive: a count thinned on the scoring draws would not pay for the
-    union.  The script's fresh draws decide what it prints; the certified numbers are the report's."""
+    whichever is chosen, for candidates fixed before the draws that score them:
+    :func:`readable_event` reads them from the first part of the choosing draws (or the audit chose
+    them) and scores them on the rest alone, so given the first part they are fixed, the union bound
+    holds given it, and so it holds unconditionally.  m counts every candidate enumerated, not only
+    those whose excess on the draws is positive: a count thinned on the scoring draws would not pay
+    for the union.  The script's fresh draws decide what it prints; the certified numbers are the
+    report's."""
     counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
     level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
     return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
@@ -290,11 +296,15 @@ def _bits_events(choosing: tuple, scoring: tuple, index: int, ratio: float, delt
             k *= 2
 
 
-def _halves(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One side's choosing draws split in two: the first half (rows), which proposes the candidate
-    events, and the rest, which scores them."""
-    half = draws.shape[0] // 2
-    return draws[:half], draws[half:]
+def _split(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One side's choosing draws split in two: the first rows, which propose the candidate events
+    (:data:`PROPOSING_SHARE` of them, but at least :data:`PROPOSING_LEAST` or half), and the rest,
+    which score them.  The candidates need few draws (a quantile's place, the grains and values seen,
+    a ranking of bit patterns); the scoring needs many, as each candidate's Clopper–Pearson bound
+    shrinks with the square root of its draws."""
+    n = draws.shape[0]
+    first = max(int(n * PROPOSING_SHARE), min(n // 2, PROPOSING_LEAST))
+    return draws[:first], draws[first:]
 
 
 def _candidates(column: np.ndarray) -> list[tuple[str, float]]:
@@ -357,22 +367,23 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     (:func:`audit.sweep.repro_additive.certified_scores`) and ``certified_lines`` of a Fisher
     discriminant (:func:`certified_projections`), candidates as they stand.
 
-    Each side's draws are split in two: the first half proposes the candidates (thresholds at
-    pooled quantiles, values seen, bit patterns ranked by their likelihood ratio, grains seen) and
-    the second half alone scores them, by a lower confidence bound of the excess over the claim
-    (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event resting
-    on a handful of tail draws cannot win, and with probability at least 1 − :data:`CHOICE_MISS`
-    the event returned as certain (:attr:`Event.choice` :data:`CERTAIN`) exceeds the claim.  The
-    event's frequencies are those of the scoring half.  When no candidate's bound is positive, the
-    audit's own certified event is returned (:data:`FALLBACK`: chosen and certified on the audit's
-    draws, not these, which may be too few to see an event of δ's scale; it stands on the audit's
-    evidence), the one of the largest :attr:`Event.strength`, which is what a script's fixed number
-    of draws can show.  With none, a simple event that is not certain (:data:`HOPE`: too few draws,
-    as for a model's fit; the script's fresh draws decide): seen at least :data:`HOPE_COUNT` times
-    on its likelier side and exceeding the claim with one draw more on the other side than seen, the
-    one of the largest such excess in standard deviations; with none, None.
+    Each side's draws are split in two (:func:`_split`): the first part proposes the candidates
+    (thresholds at pooled quantiles, values seen, bit patterns ranked by their likelihood ratio,
+    grains seen) and the rest alone scores them, by a lower confidence bound of the excess over the
+    claim (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event
+    resting on a handful of tail draws cannot win, and with probability at least 1 −
+    :data:`CHOICE_MISS` the event returned as certain (:attr:`Event.choice` :data:`CERTAIN`) exceeds
+    the claim.  The event's frequencies are those of the scoring part.  When no candidate's bound is
+    positive, the audit's own certified event is returned (:data:`FALLBACK`: chosen and certified on
+    the audit's draws, not these, which may be too few to see an event of δ's scale; it stands on
+    the audit's evidence), the one of the largest :attr:`Event.strength`, which is what a script's
+    fixed number of draws can show.  With none, a simple event that is not certain (:data:`HOPE`:
+    too few draws, as for a model's fit; the script's fresh draws decide): seen at least
+    :data:`HOPE_COUNT` times on its likelier side and exceeding the claim with one draw more on the
+    other side than seen, the one of the largest such excess in standard deviations; with none,
+    None.
     """
-    (a_choose, a), (b_choose, b) = _halves(base), _halves(neighbour)
+    (a_choose, a), (b_choose, b) = _split(base), _split(neighbour)
     choosing = np.concatenate([a_choose, b_choose])
     n0, n1 = a.shape[0], b.shape[0]
     ratio = math.exp(min(epsilon, 700.0))

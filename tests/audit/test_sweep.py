@@ -382,9 +382,9 @@ def test_a_certified_grain_set_is_carried_when_every_threshold_on_the_grain_is_w
     b = np.array([_middle_grain(np.array([1.0]), rng) for _ in range(4000)])
     # Fresh draws: no simplified event exceeds the claim in truth (above); on draws one may by luck only
     # where both sides' frequencies are a few in 4,000 (hi > e^0.5·lo needs that), so its excess is at
-    # most about 0.005 < 0.02.  The certified set is scored on the second half of the draws: its frequency
-    # on D is Binomial(2000, 1/20), 100 ± 9.7, and 0 on D′, so the tolerance below is 3.5 of its standard
-    # deviations (probability < 5e-4 to exceed it, CLT).
+    # most about 0.005 < 0.02.  The certified set is scored on the last 3,500 of the draws (the first 500
+    # propose the simplified events): its frequency on D is Binomial(3500, 1/20), 175 ± 12.9, and 0 on D′,
+    # so the tolerance below is 4.7 of its standard deviations (probability < 3e-6 to exceed it, CLT).
     plain = readable_event(a, b, 0.5, 0.0)
     assert plain is None or plain.excess < 0.02
     event = readable_event(a, b, 0.5, 0.0, certified=sets)

@@ -1,5 +1,5 @@
-"""How a reproduction script's event is chosen (audit/sweep/repro.py): candidates read from one half
-of the choosing draws, scored on the other, and the statement "with probability ≥ 1 − CHOICE_MISS
+"""How a reproduction script's event is chosen (audit/sweep/repro.py): candidates read from a first
+part of the choosing draws, scored on the rest, and the statement "with probability ≥ 1 − CHOICE_MISS
 the event carried as certain exceeds the claim".
 
 The mechanism is the Laplace mechanism rounded to integers, Y = x + round(L) with L ~ Lap(0, b) on
@@ -78,10 +78,10 @@ def test_the_exact_law_is_the_laplace_mechanisms():
     assert _exact_delta(1.0, 1.0) < 1e-15 and _exact_delta(0.5, 1.0) > 0.1
 
 
-def test_candidates_come_from_the_first_half_and_are_scored_on_the_second(monkeypatch):
-    """The thresholds and atoms proposed are read from the first half of each side's draws only,
-    and the frequencies of the event returned are those of the second half: here the two halves
-    differ on purpose (on D the second half is shifted by 1000), so either mixing shows."""
+def test_candidates_come_from_the_first_part_and_are_scored_on_the_rest(monkeypatch):
+    """The thresholds and atoms proposed are read from the first part of each side's draws only
+    (200 of 1,600: an eighth), and the frequencies of the event returned are those of the rest: here
+    the two parts differ on purpose (on D the rest is shifted by 1000), so either mixing shows."""
     proposed = []
     original = repro._candidates
 
@@ -91,8 +91,8 @@ def test_candidates_come_from_the_first_half_and_are_scored_on_the_second(monkey
 
     monkeypatch.setattr(repro, "_candidates", spy)
     rng = np.random.default_rng(1)
-    first_a, first_b = _draws(rng, 500, 0, 1.0), _draws(rng, 500, 1, 1.0)
-    second_a, second_b = _draws(rng, 500, 0, 1.0) + [1000.0, 0.0], _draws(rng, 500, 1, 1.0)
+    first_a, first_b = _draws(rng, 200, 0, 1.0), _draws(rng, 200, 1, 1.0)
+    second_a, second_b = _draws(rng, 1400, 0, 1.0) + [1000.0, 0.0], _draws(rng, 1400, 1, 1.0)
     event = readable_event(np.r_[first_a, second_a], np.r_[first_b, second_b], 1.0, 0.0)
     seen = np.concatenate([first_a[:, 0], first_b[:, 0]])
     assert proposed and all(np.array_equal(np.sort(column), np.sort(seen)) for column in proposed)
@@ -113,8 +113,8 @@ def test_an_event_chosen_as_certain_exceeds_the_claim_but_with_probability_at_mo
     (0.5, δ(0.5)) exactly (the claim is tight: no event's excess is positive, and the best events'
     is exactly 0 — the upper tails at ε = 1, {Y ≥ 1} at ε = 0.5).  Any event the chooser returns as
     certain is a miss; its exact excess is computed as a second check.  Each seed's chooser misses
-    with probability at most CHOICE_MISS = 0.05 (Clopper–Pearson bounds on the scoring half,
-    Bonferroni over candidates fixed by the first half), so the misses in 1,000 seeds are at most
+    with probability at most CHOICE_MISS = 0.05 (Clopper–Pearson bounds on the scoring part,
+    Bonferroni over candidates fixed by the first part), so the misses in 1,000 seeds are at most
     Binomial(1000, 0.05); the test fails above its 1 − 1e-6 quantile (86).  (Measured: no certain
     event at all in 1,000 seeds of either case, before the candidates were split from the scoring
     draws too: the bound is far from tight here.)"""
@@ -133,11 +133,11 @@ def test_an_event_chosen_as_certain_exceeds_the_claim_but_with_probability_at_mo
 def test_where_the_claim_is_false_the_certain_events_hold():
     """The same chooser where the claim is false: b = 1/2 (the mechanism is 2-DP) against (1, 0).
     The event {Y ≥ 1} has P[E | D′] = 1 − e^{-1}/2 ≈ 0.816 and P[E | D] = e^{-1}/2 ≈ 0.184, an exact
-    excess of 0.816 − e·0.184 = 0.316; on 500 scoring draws a side its estimate has standard
-    deviation √(0.816·0.184/500 + e²·0.184·0.816/500) ≈ 0.050, and its Clopper–Pearson lower bound
-    at 0.05/(2m), m ≤ 292 candidates (z ≈ 3.8), lies about 0.25 below the estimate: so it is
-    positive unless the estimate falls 1.3 standard deviations short, a chance of about 0.10 (CLT).
-    So at least 90% of seeds find a certain event (the 300 seeds find more than 200 of them but with
+    excess of 0.816 − e·0.184 = 0.316; on 800 scoring draws a side (200 of 1,000 propose) its
+    estimate has standard deviation √(0.816·0.184/800 + e²·0.184·0.816/800) ≈ 0.040, and its
+    Clopper–Pearson lower bound at 0.05/(2m), m ≤ 292 candidates (z ≈ 3.8), lies about 0.20 below
+    the estimate: so it is positive unless the estimate falls 2.9 standard deviations short, a
+    chance below 0.01 (CLT).  So at least 90% of seeds find a certain event (the 300 seeds find more than 200 of them but with
     probability < 1e-9, binomial), and a certain event whose exact excess is ≤ 0 is a miss, at most
     Binomial(300, 0.05): at most 36 (its 1 − 1e-6 quantile)."""
     certain = misses = 0
