@@ -445,11 +445,24 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     return None if best is None else dataclasses.replace(best, choice=HOPE)
 
 
-def script_draws(event: Event, cost: str) -> int:
-    """Releases per side for the script: enough for the excess to stand out (about four standard
-    deviations of the difference of two frequencies), within :data:`SCRIPT_DRAWS`."""
-    need = 16.0 / max(event.excess, 1e-9) ** 2
-    return int(min(SCRIPT_DRAWS[cost], max(200, math.ceil(need))))
+def script_draws(event: Event, cost: str, epsilon: float = 0.0) -> int:
+    """Releases per side for the script: enough for the excess x to stand out, within
+    :data:`SCRIPT_DRAWS` and at least 200: N ≥ 16/x², and, for a claim's ``epsilon``, the least N
+    (in steps of a quarter) at which x is four of the standard errors the script prints, at the
+    event's frequencies P (likelier side) and Q: √((P̃(1 − P̃) + e^{2ε}·Q̃(1 − Q̃))/N) with
+    P̃ = (NP + ½)/(N + 1), Q̃ likewise.  At a large ε the other side's frequency weighs e^{2ε}: an
+    event seen on none of 200 releases of it is still allowed e^ε/400 or so."""
+    hi, lo = (event.p_neighbour, event.p_base) if event.more_likely == "D'" else (event.p_base, event.p_neighbour)
+    excess, ratio2 = max(event.excess, 1e-9), math.exp(min(2.0 * epsilon, 1400.0))
+    n = max(200, math.ceil(16.0 / excess ** 2))
+
+    def error(n: int) -> float:
+        p, q = (hi * n + 0.5) / (n + 1), (lo * n + 0.5) / (n + 1)
+        return math.sqrt((p * (1 - p) + ratio2 * q * (1 - q)) / n)
+
+    while n < SCRIPT_DRAWS[cost] and excess < 4.0 * error(n):
+        n = math.ceil(n * 1.25)
+    return int(min(SCRIPT_DRAWS[cost], n))
 
 
 def _literal(array: np.ndarray) -> str:

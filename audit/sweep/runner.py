@@ -211,7 +211,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim with confidence on fresh "
                          "draws, and the audit's certified event is not one numpy can restate; it is in the report"}
-    n = row.samples if case.graybox else script_draws(event, case.cost)
+    n = row.samples if case.graybox else script_draws(event, case.cost, epsilon)
     layout = ""
     coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if event.statistic:

@@ -77,3 +77,32 @@ def test_a_script_shows_the_excess_only_at_two_standard_errors_and_the_table_say
     assert cells["new"][column] == "2 of 4" and cells["new"][column - 1] == "4 of 4"
     assert cells["old"][column] == "—"
     assert all(len(c) == len(header) for c in cells.values()) and len(lines[3].split("|")) == len(header) + 2
+
+
+def test_a_scripts_releases_suffice_for_four_standard_errors_at_a_large_epsilon(tmp_path):
+    """An event on 30% of D′'s releases and none of D's at ε = 4: 16/x² asks for only 200 releases,
+    at which the excess 0.3 is 1.5 standard errors (e^8 times a frequency 200 releases cannot tell
+    from 1/402 weighs as much as 0.3 itself); script_draws given ε asks for the least N (in steps of
+    a quarter) at which it is four, and the script then shows the excess (3.5 standard errors or more
+    as printed: N is not a multiple of the release's 20-call cycle, so its frequency is near 0.3, not
+    exactly).  Without ε, or at ε = 0.1, the count is 16/x² as before."""
+    from audit.sweep.repro import script_draws
+
+    event = Event(0, ">=", 0.5, "D'", 0.0, 0.3, 0.3)
+    n = script_draws(event, "call", 4.0)
+    assert script_draws(event, "call") == script_draws(event, "call", 0.1) == 200
+    assert _errors(0.0, 0.3, 4.0) < 2.0 and n > 200
+    # At N the excess is four standard errors; at fewer than the step before N it is not (N is the least step).
+    for releases, above in ((n, True), (math.ceil(n / 1.25) - 1, False)):
+        p, q = (0.3 * releases + 0.5) / (releases + 1), 0.5 / (releases + 1)
+        assert (0.3 >= 4 * math.sqrt((p * (1 - p) + math.exp(8.0) * q * (1 - q)) / releases)) == above
+    for name, releases in (("few", 200), ("enough", n)):
+        text = script_text(header="import numpy as np\n", helpers=(), release=cycling, params={"shares": [0.0, 0.3]},
+                           base=np.array([0.0]), neighbour=np.array([1.0]), pair_label="0 vs 1", event=event,
+                           draws=releases, epsilon=4.0, delta=0.0, title="t", finding="f", seeded=True, layout="",
+                           width=1)
+        (tmp_path / "repro").mkdir(exist_ok=True)
+        (tmp_path / "repro" / f"{name}.py").write_text(text)
+    scripts = {s["script"]: s for s in run_scripts(tmp_path, timeout=120)}
+    assert scripts["few.py"]["exceeded"] and not scripts["few.py"]["shows_excess"]
+    assert scripts["enough.py"]["shows_excess"] and scripts["enough.py"]["excess_standard_errors"] >= 3.5
