@@ -6,8 +6,9 @@
 - copies ``sweep.md``, ``sweep.json`` and ``repro/`` into ``benchmarks/results/sweep/<library>/``
   (the per-row report files stay in the scratch folder: they hold every audit's full report);
 - runs every reproduction script alone (``python repro/<row>.py``, in a fresh process, with no
-  dpaudit on its path) and records what it printed and whether the event's frequencies exceed the
-  claim's allowance on the script's own draws;
+  dpaudit on its path) and records what it printed, whether the event's frequencies exceed the
+  claim's allowance on the script's own draws (point estimates: "exceeded"), and whether they exceed
+  it by at least :data:`SHOWN_ERRORS` standard errors of the excess, as the script prints them;
 - records the sweep's wall time, its CPU time (this process and its workers) and the machine's load
   average before and after (the machine is shared: wall time depends on the load, CPU time less so)
   in ``benchmarks/results/sweep/timing.md`` and ``.json``.
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 if __package__ in (None, ""):  # run as a script: the repository root, not benchmarks/, first on the path
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # benchmarks/statistics.py would hide the stdlib's
@@ -46,9 +48,27 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+#: A script shows the excess when its excess over the claim is at least this many of its standard errors.
+SHOWN_ERRORS = 2.0
+
+
+def excess_in_errors(lines: list[str]) -> Optional[float]:
+    """The excess over the claim in standard errors that a script printed (its line "its standard
+    error: s (+z standard errors)"), or None when it printed none."""
+    for line in lines:
+        if line.startswith("its standard error: ") and line.endswith(" standard errors)"):
+            try:
+                return float(line.rsplit("(", 1)[1].split()[0])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
 def run_scripts(folder: Path, timeout: float = 1800) -> list[dict]:
-    """Run each script of ``folder/repro`` alone; what it printed and whether it showed the excess
-    (a script still running after ``timeout`` seconds is stopped and recorded as status "timed out")."""
+    """Run each script of ``folder/repro`` alone; what it printed, whether the point estimate of the
+    excess was positive ("exceeded") and whether the excess was at least :data:`SHOWN_ERRORS` of its
+    standard errors ("shows_excess", from :func:`excess_in_errors`); a script still running after
+    ``timeout`` seconds is stopped and recorded as status "timed out"."""
     found = []
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     for script in sorted((folder / "repro").glob("*.py")):
@@ -58,13 +78,16 @@ def run_scripts(folder: Path, timeout: float = 1800) -> list[dict]:
                                     text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             found.append({"script": script.name, "status": "timed out", "output": [], "shows_frequencies": False,
-                          "exceeded": False, "seconds": time.perf_counter() - started, "stderr": ""})
+                          "exceeded": False, "seconds": time.perf_counter() - started, "stderr": "",
+                          "excess_standard_errors": None, "shows_excess": False})
             continue
         lines = result.stdout.strip().splitlines()
         found.append({"script": script.name, "status": result.returncode, "output": lines,
                       "shows_frequencies": len(lines) >= 2 and all(l.startswith("P[event | ") for l in lines[:2]),
                       "exceeded": any(line.endswith(": exceeded") for line in lines),
-                      "seconds": time.perf_counter() - started, "stderr": result.stderr.strip()[-500:]})
+                      "seconds": time.perf_counter() - started, "stderr": result.stderr.strip()[-500:],
+                      "excess_standard_errors": excess_in_errors(lines)})
+        found[-1]["shows_excess"] = (found[-1]["excess_standard_errors"] or 0.0) >= SHOWN_ERRORS
     return found
 
 
@@ -93,13 +116,16 @@ def render_timing(timing: dict) -> str:
     lines = ["**Sweeps of the installed releases (wall time on a shared 2-core machine, with its 1-minute load "
              "average before and after; CPU time of the sweep and its workers; target: 30 minutes on 2 cores)**", "",
              "| library | version | budget | jobs | rows | VIOLATED | wall (min) | CPU (min) | load before | "
-             "load after | scripts showing both frequencies | scripts exceeding the claim | date | 30-minute target |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "load after | scripts showing both frequencies | scripts exceeding the claim (point estimates) | "
+             f"scripts exceeding it by ≥ {SHOWN_ERRORS:g} standard errors | date | 30-minute target |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, t in sorted(timing.items()):
+        # A row measured before the count was kept has none: a dash, not a number it never measured.
+        shown = f"{t['scripts_showing_excess']} of {t['scripts']}" if "scripts_showing_excess" in t else "—"
         lines.append(f"| {name} | {t['version']} | {t['budget']} | {t['jobs']} | {t['rows']} | {t['violated']} | "
                      f"{t['wall_s'] / 60:.1f} | {t['cpu_s'] / 60:.1f} | {t['load_before']:.1f} | {t['load_after']:.1f} | "
                      f"{t['scripts_showing_frequencies']} of {t['scripts']} | {t['scripts_exceeding']} of "
-                     f"{t['scripts']} | {t['date']} | {timing_note(t)} |")
+                     f"{t['scripts']} | {shown} | {t['date']} | {timing_note(t)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -147,7 +173,8 @@ def main(argv=None) -> int:
                         "load_before": load_before[0], "load_after": load_after[0], "date": document["date"],
                         "scripts": len(scripts), "scripts_showing_frequencies":
                             sum(s["shows_frequencies"] for s in scripts),
-                        "scripts_exceeding": sum(s["exceeded"] for s in scripts)}
+                        "scripts_exceeding": sum(s["exceeded"] for s in scripts),
+                        "scripts_showing_excess": sum(s["shows_excess"] for s in scripts)}
         print(f"{label}: {len(document['rows'])} rows, {violated} VIOLATED, {wall:.0f} s wall, {cpu:.0f} s CPU")
     # Read the other libraries' rows only now: a sweep of another library run meanwhile wrote its own.
     timing_path = RESULTS / "timing.json"

@@ -10,29 +10,33 @@ claim allows (P[E | D′] ≤ e^ε·P[E | D] + δ).
 **Which event.**  The audit certifies an event of its test statistic, which may be a learned score
 that plain numpy cannot restate.  The script's event is chosen by :func:`readable_event` among
 simple events of the released vector — one coordinate above or below a threshold, or equal to a
-value — and, where the separation is in the bit patterns (a floating-point noise sampler that
-does not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
+value — and, where the separation is in the bit patterns (a floating-point noise sampler that does
+not reach every double alike, Mironov 2012), events of the statistic's bits view: the low
 ``LOW_BITS`` bits of one coordinate's IEEE-754 pattern falling in a set, which the script carries
-with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded
-apart from the audit's), as the event that exceeds the claim's allowance by the most after a
-pessimistic correction; a set of bit patterns is ranked on one half of those draws and scored on
-the other, so the choice is not scored on the draws that made it.  The audit's own certified
-event competes too where numpy can restate it exactly (:func:`certified_sets`): a set of low-bit
-patterns or of grains of one coordinate — the atoms its categorical score ranks at or above the
-certified threshold, and every atom unseen in training when that threshold is ≤ 0.  Simplifying
-such a set into one threshold can lose the event (a grain in the middle of the range that only one
-dataset reaches), so the certified set is scored on the same fresh draws, whole (it was chosen on
-the audit's draws, not these), and the script carries it when it exceeds the claim by more than
-the simplified events do.  The certified event {T ≥ t} of an additive statistic competes the
-same way, the script then carrying the statistic's tables and the numpy function that scores them
-(:mod:`audit.sweep.repro_additive`), and so does a certified threshold of a Fisher discriminant
-(:func:`certified_projections`).  Every candidate is ranked by a lower confidence bound of its
-excess (Clopper–Pearson on the choosing draws, Bonferroni over the candidates,
-:data:`CHOICE_MISS`), so an event of a handful of tail draws does not win; when none is certain,
-the audit's own certified event is carried, the one of the largest excess in standard deviations
-on the audit's certification counts (:attr:`Event.strength`).  The script's own draws
-are fresh again, so what it prints is an honest estimate, not a certified bound; the certified
-numbers are the sweep report's.
+with the function that reads them.  It is chosen on fresh draws of the witness pair (seeded apart
+from the audit's), as the event that exceeds the claim's allowance by the most after a pessimistic
+correction.  Those draws are split: the first part of each side's (:func:`_split`) proposes the
+candidates (thresholds at quantiles of the pooled values, the values seen, the ranking of bit
+patterns) and the rest alone scores them, so no candidate is scored on the draws that made it.  The
+audit's own certified event competes too where numpy can restate it exactly
+(:func:`certified_sets`): a set of low-bit patterns or of grains of one coordinate — the atoms its
+categorical score ranks at or above the certified threshold, and every atom unseen in training when
+that threshold is ≤ 0.  Simplifying such a set into one threshold can lose the event (a grain in the
+middle of the range that only one dataset reaches), so the certified set is scored on the same
+scoring part, whole (it was chosen on the audit's draws, not these), and the script carries it when
+it exceeds the claim by more than the simplified events do.  The certified event {T ≥ t} of an
+additive statistic competes the same way, the script then carrying the statistic's tables and the
+numpy function that scores them (:mod:`audit.sweep.repro_additive`), and so does a certified
+threshold of a Fisher discriminant (:func:`certified_projections`).  Every candidate is ranked by a
+lower confidence bound of its excess (Clopper–Pearson on the scoring part, Bonferroni over the
+candidates, :data:`CHOICE_MISS`), so an event of a handful of tail draws does not win, and the
+candidates being fixed by the first part, the event carried as certain exceeds the claim with
+probability at least 1 − CHOICE_MISS; when none is certain, the audit's own certified event is
+carried, the one of the largest excess in standard deviations on the audit's certification counts
+(:attr:`Event.strength`), and the script, the row's record and the sweep report say plainly that it
+is uncertain (:attr:`Event.choice`, :data:`FALLBACK`).  The script's own draws are fresh again, so
+what it prints is an honest estimate, not a certified bound; the certified numbers are the sweep
+report's.
 """
 
 from __future__ import annotations
@@ -53,26 +57,41 @@ from ..statistics.coordinates import LOW_BITS, grain
 from .repro_additive import CarriedScore, additive_scores, certified_thresholds
 
 __all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
-           "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS"]
+           "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS", "CERTAIN", "FALLBACK", "HOPE"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}
 #: At most this many releases per side in a script, by cost (a script should run in seconds).
 SCRIPT_DRAWS = {"batch": 200_000, "call": 20_000, "query": 5_000, "fit": 2_000, "pipeline": 50}
 _MAX_THRESHOLDS = 64
-#: The probability that the event the script carries, when chosen among simple events, does not
-#: exceed the claim (its lower confidence bound of the excess is positive but the excess is not).
+#: The probability that the event the script carries as certain does not exceed the claim (its lower
+#: confidence bound of the excess on the scoring part is positive but its excess is not), at most.
 CHOICE_MISS = 0.05
 #: An uncertain event is carried only if seen at least this many times on its likelier side.
 HOPE_COUNT = 10
 _MAX_ATOMS = 16
+#: The share of each side's choosing draws that proposes the candidate events (the rest scores
+#: them), but at least PROPOSING_LEAST draws or half of them (:func:`_split`).
+PROPOSING_SHARE = 0.125
+PROPOSING_LEAST = 200
+#: :attr:`Event.choice` of an event whose excess is certain: its lower confidence bound on the
+#: scoring part of the choosing draws is positive (:func:`readable_event`).
+CERTAIN = (f"certain: on the sweep's choosing draws the lower confidence bound of its excess over the claim is "
+           f"positive (at {1 - CHOICE_MISS:.0%}, Bonferroni over every candidate event)")
+#: :attr:`Event.choice` when no candidate is certain and the audit's own certified event is carried.
+FALLBACK = ("uncertain: no simple event's excess is certain on the choosing draws; carrying the audit's "
+            "certified event")
+#: :attr:`Event.choice` when no candidate is certain and no certified event of the audit's can be restated.
+HOPE = ("uncertain: no simple event's excess is certain on the choosing draws and the audit's certified event "
+        "is not one numpy can restate; carrying the simple event of the largest excess in standard deviations")
 
 
 @dataclass(frozen=True)
 class Event:
     """``output[index] <op> value`` with ``op`` in ``>=``, ``<=``, ``==``; more likely under
     ``more_likely`` (``"D"`` or ``"D'"``); ``p_base``/``p_neighbour`` are its frequencies on the
-    choosing draws and ``excess`` the estimated P[E | more likely] − e^ε·P[E | other] − δ."""
+    scoring part of the choosing draws (:func:`readable_event`) and ``excess`` the estimated
+    P[E | more likely] − e^ε·P[E | other] − δ."""
 
     index: int
     op: str
@@ -90,8 +109,10 @@ class Event:
     statistic: str = ""
     #: a certified event's excess in standard deviations of one draw a side,
     #: (P′ − e^ε·P − δ)/√(P′(1 − P′) + e^{2ε}·P(1 − P)), on the audit's certification counts when the
-    #: report has them (else on the choosing draws): how the fallback ranks the audit's own events
+    #: report has them (else on the scoring part): how the fallback ranks the audit's own events
     strength: float = float("nan")
+    #: how :func:`readable_event` chose it: :data:`CERTAIN`, :data:`FALLBACK` or :data:`HOPE`
+    choice: str = ""
 
     def code(self) -> str:
         if self.op.startswith("score"):
@@ -192,7 +213,7 @@ def certified_projections(report: dict, label: str) -> list[CertifiedProjection]
 
 def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: CertifiedProjection, ratio: float,
                        delta: float):
-    """The certified projection event and its complement, each from both sides, on all the draws
+    """The certified projection event and its complement, each from both sides, on the draws given
     (as :func:`_score_events`)."""
     w = np.asarray(certified.weights, dtype=np.float64)
     if w.shape != (base.shape[1],):
@@ -203,7 +224,7 @@ def _projection_events(base: np.ndarray, neighbour: np.ndarray, certified: Certi
 
 def _set_events(base: np.ndarray, neighbour: np.ndarray, atom_set: AtomSet, ratio: float, delta: float):
     """The certified ``atom_set`` and its complement (a test and its complement are one test, the
-    errors swapped), each as an event more likely under D′ or under D, on all the draws (whatever
+    errors swapped), each as an event more likely under D′ or under D, on the draws given (whatever
     its excess on them: the audit chose and certified it on draws of its own)."""
     value = tuple(int(v) for v in atom_set.atoms) if atom_set.view == "bits" else atom_set.atoms
     for source, complement in (("certified", atom_set.complement), ("complement", not atom_set.complement)):
@@ -228,22 +249,25 @@ def _lower_excess(tallies: Sequence[tuple], ratio: float, delta: float) -> np.nd
     """Lower confidence bounds of each candidate's excess P[E | more likely] − e^ε·P[E | other] − δ:
     Clopper–Pearson bounds of both frequencies at ``CHOICE_MISS`` / (2m) each, m candidates
     (Bonferroni), so that every candidate's bound holds at once with probability ≥ 1 − CHOICE_MISS,
-    whichever is chosen, for candidates fixed before the draws.  m counts every candidate enumerated,
-    not only those whose excess on the draws is positive: a count thinned on the draws would not pay
-    for the union.  The threshold and atom candidates are read from pooled quantiles of these same
-    draws (labels unused), so the level is nominal there; only the bits view, whose candidates come
-    from half the draws, meets it exactly.  Nothing certified rests on it: the script's fresh draws
-    decide what it prints, and the certified numbers are the sweep report's."""
+    whichever is chosen, for candidates fixed before the draws that score them:
+    :func:`readable_event` reads them from the first part of the choosing draws (or the audit chose
+    them) and scores them on the rest alone, so given the first part they are fixed, the union bound
+    holds given it, and so it holds unconditionally.  m counts every candidate enumerated, not only
+    those whose excess on the draws is positive: a count thinned on the scoring draws would not pay
+    for the union.  The script's fresh draws decide what it prints; the certified numbers are the
+    report's."""
     counts = np.asarray(tallies, dtype=np.int64).reshape(-1, 4)
     level = CHOICE_MISS / (2 * max(counts.shape[0], 1))
     return cp_lower(counts[:, 0], counts[:, 1], level) - ratio * cp_upper(counts[:, 2], counts[:, 3], level) - delta
 
 
-def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
+def _grain_events(choosing: tuple, scoring: tuple, index: int, ratio: float, delta: float):
     """``grain(output[index]) <= g`` and ``>= g``: which grid of powers of two the value lies on
-    (:func:`audit.statistics.coordinates.grain`; 0 reads as −inf, a non-finite value as nan)."""
-    a, b = grain(base[:, index]), grain(neighbour[:, index])
-    values = np.unique(np.concatenate([a, b])[np.isfinite(np.concatenate([a, b]))])
+    (:func:`audit.statistics.coordinates.grain`; 0 reads as −inf, a non-finite value as nan), the
+    values g read from the ``choosing`` draws (D's, D′'s) and each event scored on the ``scoring`` draws."""
+    seen = np.concatenate([grain(choosing[0][:, index]), grain(choosing[1][:, index])])
+    a, b = grain(scoring[0][:, index]), grain(scoring[1][:, index])
+    values = np.unique(seen[np.isfinite(seen)])
     for value in values[:: max(1, values.size // _MAX_THRESHOLDS)]:
         for op, holds in (("grain <=", lambda x: x <= value), ("grain >=", lambda x: x >= value)):
             p0, p1 = float(holds(a).mean()), float(holds(b).mean())
@@ -252,25 +276,35 @@ def _grain_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: fl
                 yield _score(hi, lo, n_hi, n_lo), Event(index, op, float(value), more, p0, p1, raw)
 
 
-def _bits_events(base: np.ndarray, neighbour: np.ndarray, index: int, ratio: float, delta: float):
-    """Sets of low-bit patterns of coordinate ``index``: ranked by likelihood ratio on the first
-    half of the draws, each prefix (1, 2, 4, ... patterns) scored on the second half."""
+def _bits_events(choosing: tuple, scoring: tuple, index: int, ratio: float, delta: float):
+    """Sets of low-bit patterns of coordinate ``index``: ranked by likelihood ratio on the
+    ``choosing`` draws (D's, D′'s), each prefix (1, 2, 4, ... patterns) scored on the ``scoring`` draws."""
     size = 1 << LOW_BITS
-    a, b = low_bits(base[:, index]), low_bits(neighbour[:, index])
-    ha, hb = a.size // 2, b.size // 2
-    c0 = np.bincount(a[:ha], minlength=size) + 0.5
-    c1 = np.bincount(b[:hb], minlength=size) + 0.5
+    c0 = np.bincount(low_bits(choosing[0][:, index]), minlength=size) + 0.5
+    c1 = np.bincount(low_bits(choosing[1][:, index]), minlength=size) + 0.5
+    a, b = low_bits(scoring[0][:, index]), low_bits(scoring[1][:, index])
     for more, order in (("D'", np.argsort(-(c1 / c0), kind="stable")), ("D", np.argsort(-(c0 / c1), kind="stable"))):
         k = 1
         while k <= size:
             chosen = order[:k]
-            p0 = float(np.isin(a[ha:], chosen).mean())
-            p1 = float(np.isin(b[hb:], chosen).mean())
-            hi, lo, n_hi, n_lo = (p1, p0, b.size - hb, a.size - ha) if more == "D'" else (p0, p1, a.size - ha, b.size - hb)
+            p0 = float(np.isin(a, chosen).mean())
+            p1 = float(np.isin(b, chosen).mean())
+            hi, lo, n_hi, n_lo = (p1, p0, b.size, a.size) if more == "D'" else (p0, p1, a.size, b.size)
             raw = hi - ratio * lo - delta
             yield _score(hi, lo, n_hi, n_lo), Event(
                 index, "bits in", tuple(int(v) for v in sorted(chosen)), more, p0, p1, raw)
             k *= 2
+
+
+def _split(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One side's choosing draws split in two: the first rows, which propose the candidate events
+    (:data:`PROPOSING_SHARE` of them, but at least :data:`PROPOSING_LEAST` or half), and the rest,
+    which score them.  The candidates need few draws (a quantile's place, the grains and values seen,
+    a ranking of bit patterns); the scoring needs many, as each candidate's Clopper–Pearson bound
+    shrinks with the square root of its draws."""
+    n = draws.shape[0]
+    first = max(int(n * PROPOSING_SHARE), min(n // 2, PROPOSING_LEAST))
+    return draws[:first], draws[first:]
 
 
 def _candidates(column: np.ndarray) -> list[tuple[str, float]]:
@@ -298,7 +332,7 @@ def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
 
 def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):
     """The additive statistic's certified event {T ≥ t} and its complement, each as an event more
-    likely under D′ or under D, on all the draws (whatever its excess on them, as :func:`_set_events`)."""
+    likely under D′ or under D, on the draws given (whatever its excess on them, as :func:`_set_events`)."""
     above = (carried.holds(base), carried.holds(neighbour))
     yield from _threshold_events(above, "score", carried, ratio, delta, statistic=carried.tables)
 
@@ -333,67 +367,70 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
     (:func:`audit.sweep.repro_additive.certified_scores`) and ``certified_lines`` of a Fisher
     discriminant (:func:`certified_projections`), candidates as they stand.
 
-    Each candidate is scored by a lower confidence bound of its excess over the claim
-    (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event resting
-    on a handful of tail draws cannot win; with probability about 1 − :data:`CHOICE_MISS` the event
-    returned exceeds the claim (nominal: the candidates' thresholds come from these draws' pooled
-    quantiles, :func:`_lower_excess`).  When no candidate's bound is positive, the audit's own certified
-    event is returned (chosen and certified on the audit's draws, not these, which may be too few
-    to see an event of δ's scale: it stands on the audit's evidence), the one of the largest
-    :attr:`Event.strength`, which is what a script's fixed number of draws can show.  With none, a
-    simple event that is not certain (too few draws, as for a model's fit; the script's fresh draws
-    decide): seen at least :data:`HOPE_COUNT` times on its likelier side and exceeding the claim
-    with one draw more on the other side than seen, the one of the largest such excess in standard
-    deviations; with none, None.
+    Each side's draws are split in two (:func:`_split`): the first part proposes the candidates
+    (thresholds at pooled quantiles, values seen, bit patterns ranked by their likelihood ratio,
+    grains seen) and the rest alone scores them, by a lower confidence bound of the excess over the
+    claim (:func:`_lower_excess`: Clopper–Pearson, Bonferroni over all candidates), so an event
+    resting on a handful of tail draws cannot win, and with probability at least 1 −
+    :data:`CHOICE_MISS` the event returned as certain (:attr:`Event.choice` :data:`CERTAIN`) exceeds
+    the claim.  The event's frequencies are those of the scoring part.  When no candidate's bound is
+    positive, the audit's own certified event is returned (:data:`FALLBACK`: chosen and certified on
+    the audit's draws, not these, which may be too few to see an event of δ's scale; it stands on
+    the audit's evidence), the one of the largest :attr:`Event.strength`, which is what a script's
+    fixed number of draws can show.  With none, a simple event that is not certain (:data:`HOPE`:
+    too few draws, as for a model's fit; the script's fresh draws decide): seen at least
+    :data:`HOPE_COUNT` times on its likelier side and exceeding the claim with one draw more on the
+    other side than seen, the one of the largest such excess in standard deviations; with none,
+    None.
     """
-    pooled = np.concatenate([base, neighbour])
-    n0, n1 = base.shape[0], neighbour.shape[0]
+    (a_choose, a), (b_choose, b) = _split(base), _split(neighbour)
+    choosing = np.concatenate([a_choose, b_choose])
+    n0, n1 = a.shape[0], b.shape[0]
     ratio = math.exp(min(epsilon, 700.0))
     found: list[tuple[tuple, Event]] = []
     for weights in projections:
         w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (pooled.shape[1],) or not np.all(np.isfinite(w)):
+        if w.shape != (base.shape[1],) or not np.all(np.isfinite(w)):
             continue
-        a, b = base @ w, neighbour @ w
-        for op, value in _candidates(np.concatenate([a, b])):
+        for op, value in _candidates(choosing @ w):
             if op == "==":
                 continue
-            p0, p1 = float(_holds(a, op, value).mean()), float(_holds(b, op, value).mean())
+            p0, p1 = float(_holds(a @ w, op, value).mean()), float(_holds(b @ w, op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 found.append((_score(hi, lo, n_hi, n_lo),
                               Event(-1, f"projection {op}", value, more, p0, p1, hi - ratio * lo - delta,
                                     tuple(float(x) for x in w))))
     for atom_set in certified:
-        if 0 <= atom_set.index < pooled.shape[1]:
-            found += _set_events(base, neighbour, atom_set, ratio, delta)
+        if 0 <= atom_set.index < base.shape[1]:
+            found += _set_events(a, b, atom_set, ratio, delta)
     for carried in scores:
-        found += _score_events(base, neighbour, carried, ratio, delta)
+        found += _score_events(a, b, carried, ratio, delta)
     for line in certified_lines:
-        found += _projection_events(base, neighbour, line, ratio, delta)
-    for index in range(pooled.shape[1]):
-        if np.all(pooled[:, index] == pooled[0, index]):
+        found += _projection_events(a, b, line, ratio, delta)
+    for index in range(base.shape[1]):
+        column = choosing[:, index]
+        if column.size == 0 or np.all(column == column[0]):
             continue
-        for op, value in _candidates(pooled[:, index]):
-            p0 = float(_holds(base[:, index], op, value).mean())
-            p1 = float(_holds(neighbour[:, index], op, value).mean())
+        for op, value in _candidates(column):
+            p0 = float(_holds(a[:, index], op, value).mean())
+            p1 = float(_holds(b[:, index], op, value).mean())
             for more, (hi, lo, n_hi, n_lo) in (("D'", (p1, p0, n1, n0)), ("D", (p0, p1, n0, n1))):
                 raw = hi - ratio * lo - delta
                 found.append((_score(hi, lo, n_hi, n_lo), Event(index, op, value, more, p0, p1, raw)))
-        column = pooled[:, index]
         finite = column[np.isfinite(column)]
         # Bit patterns say something only about values that are not few and not small integers.
         if np.unique(finite).size > 16 and not np.all(finite == np.round(finite)):
-            found += [*_bits_events(base, neighbour, index, ratio, delta),
-                      *_grain_events(base, neighbour, index, ratio, delta)]
+            found += [*_bits_events((a_choose, b_choose), (a, b), index, ratio, delta),
+                      *_grain_events((a_choose, b_choose), (a, b), index, ratio, delta)]
     if not found:
         return None
     lower = _lower_excess([tally for tally, _ in found], ratio, delta)
     best = int(np.argmax(lower))
     if lower[best] > 0:
-        return found[best][1]
+        return dataclasses.replace(found[best][1], choice=CERTAIN)
     own = [event for _, event in found if event.certified]
     if own:
-        return max(own, key=lambda event: event.strength)
+        return dataclasses.replace(max(own, key=lambda event: event.strength), choice=FALLBACK)
     # Last, an event that is not certain: seen at least HOPE_COUNT times on its likelier side, and
     # exceeding the claim with one more draw on the other side than seen (a tail of a few draws,
     # or of none on the other side, fails both), ranked by that excess in standard deviations.
@@ -405,14 +442,27 @@ def readable_event(base: np.ndarray, neighbour: np.ndarray, epsilon: float, delt
             z = excess / math.sqrt(hi * (1 - hi) / n_hi + ratio ** 2 * lo * (1 - lo) / n_lo)
             if z > best_z:
                 best, best_z = event, z
-    return best
+    return None if best is None else dataclasses.replace(best, choice=HOPE)
 
 
-def script_draws(event: Event, cost: str) -> int:
-    """Releases per side for the script: enough for the excess to stand out (about four standard
-    deviations of the difference of two frequencies), within :data:`SCRIPT_DRAWS`."""
-    need = 16.0 / max(event.excess, 1e-9) ** 2
-    return int(min(SCRIPT_DRAWS[cost], max(200, math.ceil(need))))
+def script_draws(event: Event, cost: str, epsilon: float = 0.0) -> int:
+    """Releases per side for the script: enough for the excess x to stand out, within
+    :data:`SCRIPT_DRAWS` and at least 200: N ≥ 16/x², and, for a claim's ``epsilon``, the least N
+    (in steps of a quarter) at which x is four of the standard errors the script prints, at the
+    event's frequencies P (likelier side) and Q: √((P̃(1 − P̃) + e^{2ε}·Q̃(1 − Q̃))/N) with
+    P̃ = (NP + ½)/(N + 1), Q̃ likewise.  At a large ε the other side's frequency weighs e^{2ε}: an
+    event seen on none of 200 releases of it is still allowed e^ε/400 or so."""
+    hi, lo = (event.p_neighbour, event.p_base) if event.more_likely == "D'" else (event.p_base, event.p_neighbour)
+    excess, ratio2 = max(event.excess, 1e-9), math.exp(min(2.0 * epsilon, 1400.0))
+    n = max(200, math.ceil(16.0 / excess ** 2))
+
+    def error(n: int) -> float:
+        p, q = (hi * n + 0.5) / (n + 1), (lo * n + 0.5) / (n + 1)
+        return math.sqrt((p * (1 - p) + ratio2 * q * (1 - q)) / n)
+
+    while n < SCRIPT_DRAWS[cost] and excess < 4.0 * error(n):
+        n = math.ceil(n * 1.25)
+    return int(min(SCRIPT_DRAWS[cost], n))
 
 
 def _literal(array: np.ndarray) -> str:
@@ -496,6 +546,14 @@ def _describe(event: Event) -> str:
     return event.code()
 
 
+def _choice_line(event: Event) -> str:
+    """The script docstring's line saying how the sweep chose the event (:attr:`Event.choice`), or
+    nothing for an event made by hand."""
+    if not event.choice:
+        return ""
+    return "\n".join(textwrap.wrap(f"How it was chosen: {event.choice}.", 96)) + "\n"
+
+
 def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: dict, base: np.ndarray,
                 neighbour: np.ndarray, pair_label: str, event: Event, draws: int, epsilon: float, delta: float,
                 title: str, finding: str, seeded: bool, layout: str, width: int) -> str:
@@ -515,7 +573,7 @@ This script uses the library's own API and numpy only.  It releases N times on e
 neighbouring datasets and prints how often one event of the released vector happens on each.
 {layout}
 Event: {_describe(event)}  (chosen by the sweep on draws of its own; these draws are fresh).
-"""
+{_choice_line(event)}"""
 {header.rstrip()}
 
 
@@ -552,7 +610,10 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | {hi}] <= e^eps * {{q:.4f}} + delta = {{allowed:.4f}}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {{p - allowed:+.4f}}")
-    # A point estimate on these draws: its standard error says how far from noise it is.
-    error = float(np.sqrt(p * (1 - p) / N + float(np.exp(2 * EPSILON)) * q * (1 - q) / N))
-    print(f"its standard error: {{error:.4f}}" + (f" ({{(p - allowed) / error:+.1f}} standard errors)" if error > 0 else ""))
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["{hi}"] + 0.5) / (N + 1), (hits["{lo}"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {{error:.4f}} ({{(p - allowed) / error:+.1f}} standard errors)")
 '''

@@ -19,7 +19,9 @@ An entry whose public names the installed release lacks (:func:`scenarios.librar
 or a grid point whose ``build`` raises :class:`scenarios.libraries.NotInRelease`, is a row "not in
 this release" (status ``absent``): it is reported, not planned, and counts in no error control.
 For each VIOLATED row a reproduction script is written to ``OUT/repro/``
-(:mod:`audit.sweep.repro`).  The whole sweep is then written as ``sweep.json`` and ``sweep.md``.
+(:mod:`audit.sweep.repro`); the row's ``repro`` record says how its event was chosen
+(``event_choice``: certain, or uncertain and what the script carries instead).  The whole sweep
+is then written as ``sweep.json`` and ``sweep.md``.
 """
 
 from __future__ import annotations
@@ -209,7 +211,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
     if event is None:
         return {"error": "no simple event of the released vector exceeds the claim with confidence on fresh "
                          "draws, and the audit's certified event is not one numpy can restate; it is in the report"}
-    n = row.samples if case.graybox else script_draws(event, case.cost)
+    n = row.samples if case.graybox else script_draws(event, case.cost, epsilon)
     layout = ""
     coordinate = "a weighted sum of the whole vector (W)" if event.index < 0 else case.coordinate(event.index)
     if event.statistic:
@@ -233,7 +235,7 @@ def _repro(row: PlannedRow, record: dict, lib_info: dict) -> Optional[dict]:
                        width=case.mechanism.output_dim - 1 if hasattr(case.mechanism, "output_dim") else 0)
     return {"text": text, "event": event.code(), "coordinate": coordinate,
             "more_likely_under": event.more_likely, "choosing_frequencies": [event.p_base, event.p_neighbour],
-            "draws": n, "certified_event": event.certified}
+            "draws": n, "certified_event": event.certified, "event_choice": event.choice}
 
 
 def _run_one(row: PlannedRow, lib_info: dict, out: Path) -> dict:

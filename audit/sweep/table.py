@@ -41,6 +41,8 @@ def row_cells(record: dict) -> list[str]:
     witness = record.get("witness") or {}
     script = record.get("repro") or {}
     repro = f"[script]({script['path']})" if script.get("path") else ("—" if not script else "no script")
+    if script.get("path") and _uncertain(script):
+        repro += " (uncertain event)"
     if record.get("status") in ("error", "absent"):
         bounds = ["—"] * 3
         statistic, pair = "—", _cell(record.get("error") or record.get("reason") or "")[:160]
@@ -59,6 +61,27 @@ def _table(records: list[dict]) -> list[str]:
 
 def _count(records: list[dict], verdict: str) -> int:
     return sum(1 for r in records if _verdict(r) == verdict)
+
+
+def _uncertain(script: dict) -> bool:
+    """Whether a row's script carries an event that was not certain on the choosing draws (a record
+    written before the choice was recorded has no ``event_choice`` and is not labelled)."""
+    return str(script.get("event_choice") or "").startswith("uncertain")
+
+
+def _uncertain_section(records: list[dict]) -> list[str]:
+    """The rows whose reproduction script carries an uncertain event, with what it carries instead
+    (:attr:`audit.sweep.repro.Event.choice`)."""
+    rows = [r for r in records if (r.get("repro") or {}).get("path") and _uncertain(r["repro"])]
+    if not rows:
+        return []
+    lines = ["", "## Scripts carrying an uncertain event", "",
+             f"{len(rows)} reproduction scripts carry an event whose excess over the claim was not certain on the "
+             "sweep's choosing draws; the verdict rests on the audit's certified evidence, not on the script.", "",
+             "| entry | grid point | script | how its event was chosen |", "|---|---|---|---|"]
+    lines += [f"| {_cell(r['entry'])} | {_cell(r['point'])} | [script]({r['repro']['path']}) | "
+              f"{_cell(r['repro']['event_choice'])} |" for r in rows]
+    return lines
 
 
 def _reaudited_section(records: list[dict]) -> list[str]:
@@ -105,6 +128,7 @@ def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
         f"column). `{ABSENT}`: the installed release lacks the entry or the parameter (not planned, no error).", "",
     ]
     lines += _table(records)
+    lines += _uncertain_section(records)
     lines += _reaudited_section(records)
     lines += graybox_markdown_section(records)
     lines += ["", "## Coverage of the public API", ""]
