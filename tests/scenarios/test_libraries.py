@@ -356,8 +356,9 @@ def test_opendp_integer_laplace_rows_are_batched_and_batches_keep_the_law():
     cases = {c.point: c for e in library("opendp").entries() if e.name == "measurements.make_laplace[int]"
              for c in e.cases()}
     assert {p: c.cost for p, c in cases.items()} == {"scale=1.0": "batch", "scale=3.0": "batch"}
-    assert cases["scale=3.0"].known == OPENDP_2638 and cases["scale=1.0"].known == ""
-    if Version(importlib_version("opendp")) < Version("0.14.2"):
+    biased = Version(importlib_version("opendp")) < Version("0.14.2")  # the mark names releases that have it
+    assert cases["scale=3.0"].known == (OPENDP_2638 if biased else "") and cases["scale=1.0"].known == ""
+    if biased:
         pytest.skip(f"opendp {importlib_version('opendp')} has the biased sampler (#2638)")
     case = cases["scale=3.0"]
     base = np.asarray(case.scenario.pairs[0].base)
@@ -388,3 +389,13 @@ def test_opendp_lazyframe_entry_needs_polars_and_says_so(monkeypatch):
     out = case.release(np.array([0.0]), None, **case.release_params)
     assert len(out) == len(case.layout) == entry.grid[0]["keys"] + 1
     assert case.claim.epsilon > 0 and case.known.startswith("opendp/opendp#2344")
+
+
+def test_a_known_opendp_issue_is_marked_only_on_the_releases_that_have_it(monkeypatch):
+    pytest.importorskip("opendp")
+    from scenarios.libraries import opendp as catalogue
+
+    assert catalogue._release_numbers("0.15.0rc1") == (0, 15, 0) and catalogue._release_numbers("0.14.2") == (0, 14, 2)
+    for installed, marked in (("0.14.1", True), ("0.14.2.dev0", False), ("0.16.0", False), ("", True)):
+        monkeypatch.setattr(catalogue, "_installed_release", lambda: installed)
+        assert (catalogue._before("0.14.2", catalogue.OPENDP_2638) == catalogue.OPENDP_2638) is marked, installed
