@@ -39,8 +39,8 @@ import numpy as np
 from ..scoring import statistic_usage
 from .atoms import count_atoms
 from .base import Statistic
-from .binned import BinnedStatistic, fit_binned
-from .categorical import CategoricalStatistic, fit_categorical
+from .binned import fit_binned
+from .categorical import fit_categorical
 from .linear import LinearStatistic, combine_moments, chunk_moments, lda_statistic
 from .registry import FitContext, register_statistic
 

@@ -31,8 +31,6 @@ import time
 import warnings
 from typing import Any, Optional
 
-import numpy as np
-
 from scenarios.scenario import NeighborPair
 from scenarios.search import SearchSpec
 

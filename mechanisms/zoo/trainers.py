@@ -51,12 +51,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 
 from ..dpsgd.shuffle import ShuffledCanaryPair, ShuffledLikelihoodRatio
-from ..training import DiracCanary, InputCanary, TorchTraining, UserTraining, opacus_sgd
+from ..training import TorchTraining, UserTraining, opacus_sgd
 from ..training.loops import make_private, run_steps
 from ..validation import check_finite_positive, check_int
 

@@ -30,8 +30,6 @@ Zhang et al. (2017), "PrivBayes: private data release via Bayesian networks", AC
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import numpy as np
 
 from mechanisms.adapters.released import LibraryRelease
