@@ -75,13 +75,12 @@ def _uncertain_section(records: list[dict]) -> list[str]:
     rows = [r for r in records if (r.get("repro") or {}).get("path") and _uncertain(r["repro"])]
     if not rows:
         return []
-    lines = ["", "## Scripts carrying an uncertain event", "",
-             f"{len(rows)} reproduction scripts carry an event whose excess over the claim was not certain on the "
-             "sweep's choosing draws; the verdict rests on the audit's certified evidence, not on the script.", "",
-             "| entry | grid point | script | how its event was chosen |", "|---|---|---|---|"]
-    lines += [f"| {_cell(r['entry'])} | {_cell(r['point'])} | [script]({r['repro']['path']}) | "
-              f"{_cell(r['repro']['event_choice'])} |" for r in rows]
-    return lines
+    return _section("Scripts carrying an uncertain event",
+                    f"{len(rows)} reproduction scripts carry an event whose excess over the claim was not certain on "
+                    "the sweep's choosing draws; the verdict rests on the audit's certified evidence, not on the script.",
+                    ("entry", "grid point", "script", "how its event was chosen"),
+                    [(_cell(r["entry"]), _cell(r["point"]), f"[script]({r['repro']['path']})",
+                      _cell(r["repro"]["event_choice"])) for r in rows])
 
 
 def _reaudited_section(records: list[dict]) -> list[str]:
@@ -90,13 +89,18 @@ def _reaudited_section(records: list[dict]) -> list[str]:
     again = [r for r in records if r.get("reaudited")]
     if not again:
         return []
-    lines = ["", "## Re-audited on resume", "",
-             f"{len(again)} rows were audited again from scratch, at their planned seed and Bonferroni share, "
-             "because another audit had made their saved files; those files were kept, not deleted.", "",
-             "| entry | grid point | why | old files |", "|---|---|---|---|"]
-    lines += [f"| {_cell(r['entry'])} | {_cell(r['point'])} | re-audited: {_cell(r['reaudited'])} | "
-              f"{_cell(', '.join(r.get('superseded') or ()))} |" for r in again]
-    return lines
+    return _section("Re-audited on resume",
+                    f"{len(again)} rows were audited again from scratch, at their planned seed and Bonferroni share, "
+                    "because another audit had made their saved files; those files were kept, not deleted.",
+                    ("entry", "grid point", "why", "old files"),
+                    [(_cell(r["entry"]), _cell(r["point"]), f"re-audited: {_cell(r['reaudited'])}",
+                      _cell(", ".join(r.get("superseded") or ()))) for r in again])
+
+
+def _section(title: str, intro: str, header: tuple, rows: list[tuple]) -> list[str]:
+    """A section of ``sweep.md``: its heading, one paragraph and a table of ``rows``."""
+    return (["", f"## {title}", "", intro, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def sweep_markdown(document: dict, *, title: Optional[str] = None) -> str:
