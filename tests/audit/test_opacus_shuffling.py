@@ -111,3 +111,32 @@ def test_monte_carlo_two_epochs_of_one_step_is_gaussian_composition():
 def test_bad_order_names_the_parameter():
     with pytest.raises(ValueError, match="`order`"):
         shuf.monte_carlo_delta(2, 1.0, 1, 1.0, "QP", 10, seed=1)
+
+
+@pytest.mark.parametrize("mu", [0.6, 1.5, 2.0])
+@pytest.mark.parametrize("power", [0.25, 1.0, 3.0, 6.0])
+def test_reverse_moment_at_one_step_is_lognormal(mu, power):
+    """T = 1: E[W^{−s}] = e^{μ²s(s+1)/2} (lognormal).  The upper Riemann sum over-estimates φ, so the
+    bound is never below the truth (beyond rounding, 1e-9) and, its cells shifting W by at most a
+    factor e^{μ·dz}, above it by at most s·μ·dz in log (dz = 0.002)."""
+    truth = mu * mu * power * (power + 1) / 2
+    bound = shuf.reverse_log_moment(1, mu, power)
+    assert truth - 1e-9 <= bound <= truth + power * mu * 0.002 + 1e-9
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("power", [0.5, 2.0])
+def test_reverse_moment_against_monte_carlo(power):
+    """T = 10, μ = 1: the bound is at least the Monte Carlo mean of m^{−s} less 4 standard errors
+    (CLT, 200 000 draws), and above it by no more than the stated excess plus 4 standard errors."""
+    rng = np.random.default_rng(73)
+    m = np.exp(rng.standard_normal((200_000, 10)) - 0.5).mean(axis=1) ** -power
+    mean, se = m.mean(), m.std(ddof=1) / math.sqrt(m.size)
+    bound = math.exp(shuf.reverse_log_moment(10, 1.0, power))
+    assert mean - 4 * se <= bound <= (mean + 4 * se) * math.exp(power * 0.002)
+
+
+@pytest.mark.parametrize("mu, eps", [(2.0, 1.0), (1.0, 0.5)])
+def test_chernoff_bound_holds_at_one_step(mu, eps):
+    """T = 1: the reverse-moment bound is at least Balle & Wang's δ (deterministic)."""
+    assert shuf.chernoff_bound_p_over_q(1, mu, 1, eps) >= shuf.gaussian_delta(mu, eps)
