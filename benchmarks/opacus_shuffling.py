@@ -9,9 +9,13 @@ clip norm C = 1 and noise multiplier σ:
     of v0.11.0 (Mironov, Talwar & Zhang 2019, §3.3: A_α of the sampled Gaussian, integer and
     fractional orders; ε = min_α RDP_α·T·E + log(1/δ)/(α − 1)) at the orders its examples pass, which
     0.12 made ``DEFAULT_ALPHAS`` (1.1, 1.2, …, 10.9, 12, …, 63);
-(b) **the shuffled pair's δ at that ε** (and, from the same draws, at the tight ε of Poisson sampling,
-    dp_accounting's pessimistic PLD estimate: where shuffling parts from exact Poisson accounting).  Per epoch the target's clipped gradient C enters exactly one
-    uniformly chosen step; the adversary sees the T noisy sums.  In units of σC the pair is
+    At integer orders dp-accounting's ``RdpAccountant`` sums the same series; at fractional ones it
+    adds the terms in absolute value (an upper bound) where Opacus keeps their signs, which
+    quadrature confirms exact (``tests/audit/test_opacus_shuffling.py``);
+(b) **the shuffled pair's δ at that ε** (and, from the same draws, at the tight ε of Poisson
+    sampling, dp-accounting's pessimistic PLD estimate: where shuffling parts from exact Poisson
+    accounting).  Per epoch the target's clipped gradient C enters exactly one uniformly chosen
+    step; the adversary sees the T noisy sums.  In units of σC the pair is
     P = N(0, I_T) against Q = (1/T) Σ_i N(μ e_i, I_T), μ = 1/σ, with privacy loss
     L(x) = log (1/T) Σ_i exp(μ x_i − μ²/2), and over E epochs the product (losses add).  Both orders:
     δ_{Q‖P}(ε) = E_Q[(1 − e^{ε − L})₊] and δ_{P‖Q}(ε) = E_P[(1 − e^{ε + L})₊].
@@ -21,9 +25,9 @@ Bounds on δ (each order), all stated as upper or lower:
 - **Gaussian post-processing (exact, upper).**  Permuting the coordinates of the known-position
   Gaussian pair (N(0, I), N(μ e_1, I)) at random gives (P, Q), so δ ≤ the Gaussian's δ at μ√E,
   Φ(−ε/m + m/2) − e^ε Φ(−ε/m − m/2), m = μ√E (Balle & Wang 2018, Thm. 8), in both orders.
-- **Rényi moments (exact, upper, Q‖P).**  E_P[(dQ/dP)^α] = T^{−α} E[(Σ_i W_i)^α] with W_i = e^{μx_i − μ²/2}
-  i.i.d., E[W^k] = e^{μ²k(k−1)/2}; for integer α the multinomial expansion grouped by the partition λ
-  of α gives Σ_λ T!/((T − ℓ(λ))! Π_m c_m!) · α!/Π_k k! · Π_k e^{μ²k(k−1)/2} (c_m the multiplicity of
+- **Rényi moments (exact, upper, Q‖P).**  E_P[(dQ/dP)^α] = T^{−α} E[(Σ_i W_i)^α] with
+  W_i = e^{μx_i − μ²/2} i.i.d., E[W^k] = e^{μ²k(k−1)/2}; for integer α the multinomial expansion
+  grouped by the partition λ of α gives Σ_λ T!/((T − ℓ(λ))! Π_m c_m!) · α!/Π_k k! · Π_k e^{μ²k(k−1)/2} (c_m the multiplicity of
   part m), the exact Rényi divergence D_α(Q‖P).  With u = e^{ε − L}, (1 − u)₊ ≤ c_α u^{−(α−1)}
   where c_α = max_{0<u<1} (1 − u)u^{α−1} = (1/α)(1 − 1/α)^{α−1}, so
   δ_{Q‖P}(ε) ≤ c_α exp((α − 1)(E·D_α − ε)), minimised over α = 2…40.
@@ -43,8 +47,8 @@ Bounds on δ (each order), all stated as upper or lower:
   ∈ [0, 1] and an independent uniform U per draw: the indicator 1{U < Z} is Bernoulli(δ), so the
   one-sided Clopper–Pearson bounds on its count are exact 95% bounds on δ.
 
-The reported upper bound is the least of these (all certain but the Monte Carlo one, at 95%: still a 95% bound);
-the lower bound is the Monte Carlo one.  A cell **exceeds** δ = 1e-5 only if a lower bound does, is
+The reported upper bound is the least of these (all certain but the Monte Carlo one, at 95%: still
+a 95% bound); the lower bound is the Monte Carlo one.  A cell **exceeds** δ = 1e-5 only if a lower bound does, is
 **within** if both orders' upper bounds are ≤ 1e-5, and is otherwise unknown.
 
 Run::
@@ -205,7 +209,8 @@ def mixture_log_moment(steps: int, mu: float, alpha: int) -> float:
     length = (parts > 0).sum(axis=1)
     ok = length <= steps
     parts, counts, length = parts[ok], counts[ok], length[ok]
-    log_assign = special.gammaln(steps + 1) - special.gammaln(steps - length + 1) - special.gammaln(counts + 1).sum(axis=1)
+    log_assign = (special.gammaln(steps + 1) - special.gammaln(steps - length + 1)
+                  - special.gammaln(counts + 1).sum(axis=1))
     log_multinomial = special.gammaln(alpha + 1) - special.gammaln(parts + 1).sum(axis=1)
     log_moments = 0.5 * mu**2 * (parts * (parts - 1)).sum(axis=1)
     return float(special.logsumexp(log_assign + log_multinomial + log_moments) - alpha * math.log(steps))
