@@ -27,8 +27,8 @@ Bounds on δ (each order), all stated as upper or lower:
   Φ(−ε/m + m/2) − e^ε Φ(−ε/m − m/2), m = μ√E (Balle & Wang 2018, Thm. 8), in both orders.
 - **Rényi moments (exact, upper, Q‖P).**  E_P[(dQ/dP)^α] = T^{−α} E[(Σ_i W_i)^α] with
   W_i = e^{μx_i − μ²/2} i.i.d., E[W^k] = e^{μ²k(k−1)/2}; for integer α the multinomial expansion
-  grouped by the partition λ of α gives Σ_λ T!/((T − ℓ(λ))! Π_m c_m!) · α!/Π_k k! · Π_k e^{μ²k(k−1)/2} (c_m the multiplicity of
-  part m), the exact Rényi divergence D_α(Q‖P).  With u = e^{ε − L}, (1 − u)₊ ≤ c_α u^{−(α−1)}
+  grouped by the partition λ of α gives Σ_λ T!/((T − ℓ(λ))! Π_m c_m!) · α!/Π_k k! · Π_k e^{μ²k(k−1)/2}
+  (c_m the multiplicity of part m), the exact Rényi divergence D_α(Q‖P).  With u = e^{ε − L}, (1 − u)₊ ≤ c_α u^{−(α−1)}
   where c_α = max_{0<u<1} (1 − u)u^{α−1} = (1/α)(1 − 1/α)^{α−1}, so
   δ_{Q‖P}(ε) ≤ c_α exp((α − 1)(E·D_α − ε)), minimised over α = 2…40.
 - **AM–GM (exact, upper, P‖Q).**  (1/T)Σ W_i ≥ Π W_i^{1/T} = exp(μ x̄ − μ²/2), so L < −ε over E
