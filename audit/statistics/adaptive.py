@@ -262,13 +262,17 @@ class TieBreaker:
     def __call__(self, values: np.ndarray, edges: np.ndarray, step: np.ndarray) -> np.ndarray:
         left = np.concatenate([[-np.inf], edges])[step]
         right = np.concatenate([edges, [np.inf]])[step]
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             from_left = np.where(np.isfinite(left), values - left, np.inf)
             from_right = np.where(np.isfinite(right), right - values, np.inf)
-            up = np.where(np.isfinite(from_left) & np.isfinite(from_right),
-                          from_left / (from_left + from_right),
-                          np.where(np.isfinite(from_left), 1.0 - np.exp(-from_left / self.scale),
-                                   np.exp(-from_right / self.scale)))
+            up = from_left / (from_left + from_right)
+            # the exponentials only where a distance is infinite (the end steps): computing them
+            # for every value cost a third of an additive lane's scoring time
+            ends = ~(np.isfinite(from_left) & np.isfinite(from_right))
+            if ends.any():
+                beyond, below = from_left[ends], from_right[ends]
+                up[ends] = np.where(np.isfinite(beyond), 1.0 - np.exp(-beyond / self.scale),
+                                    np.exp(-below / self.scale))
         position = np.where(self.rising[step] > 0, up, 1.0 - up)
         return self.eta * np.clip(np.nan_to_num(position, nan=0.5), 0.0, 0.999)
 
