@@ -38,7 +38,6 @@ from __future__ import annotations
 import importlib.metadata
 import itertools
 import math
-import re
 import warnings
 from fractions import Fraction
 from functools import partial
@@ -396,23 +395,15 @@ OPENDP_2638 = "opendp/opendp#2638 (biased Bernoulli(exp(−x)) sampler under the
 
 def _before(fixed: str, mark: str) -> str:
     """``mark`` on the installed release when it is older than ``fixed``, else "": a known issue is
-    named only on the releases that have it.  Releases compare by their numeric components, padded
-    with zeros ("0.15" is "0.15.0"); a pre-release or development release of ``fixed`` itself
-    ("0.15.0a1", "0.15.0rc1", "0.15.0.dev3": older than it, PEP 440) keeps the mark, as does an
-    unreadable installed release: the fix cannot be assumed there.  A post or local release
-    ("0.14.2.post1", "0.14.2+local") has it."""
-    text = _installed_release()
-    installed, target = _release_numbers(text), _release_numbers(fixed)
+    named only on the releases that have it.  Releases compare by their leading numeric components,
+    padded with zeros ("0.15" is "0.15.0"), so a post, local, pre- or development release counts as
+    the release it is numbered for ("0.14.2.post1", "0.15.0rc1", "0.14.2.dev0" are 0.14.2 and
+    0.15.0); an unreadable installed release keeps the mark."""
+    installed, target = _release_numbers(_installed_release()), _release_numbers(fixed)
     if not installed:
         return mark
     width = max(len(installed), len(target))
-    installed, target = installed + (0,) * (width - len(installed)), target + (0,) * (width - len(target))
-    older = installed < target or (installed == target and _PRE_RELEASE.match(text) is not None)
-    return mark if older else ""
-
-
-#: A release string whose numeric components are followed by a pre-release or development tag (PEP 440).
-_PRE_RELEASE = re.compile(r"\d+(?:\.\d+)*[._-]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)", re.IGNORECASE)
+    return mark if installed + (0,) * (width - len(installed)) < target + (0,) * (width - len(target)) else ""
 
 
 def _release_numbers(text: str) -> tuple[int, ...]:
