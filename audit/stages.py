@@ -309,13 +309,19 @@ class TrainingSource:
 
 def _sized_sources(stage: Stage, job: AuditJob, chunk: int, pairs: int) -> list[TrainingSource]:
     """The stage's training sources with their seeds and raw rows: the plan's raw-row cap for
-    ``stage.training`` draws, shared over the sources in proportion to their draws."""
+    ``stage.training`` draws, shared over the sources in proportion to their draws (source i keeps
+    ⌊cap·K_i/n⌋ − ⌊cap·K_{i−1}/n⌋ raw rows, K_i the draws of the first i sources, so the rows sum
+    to the cap exactly and none keeps more than its draws; rounding each share up instead overran
+    the cap by up to one row per source)."""
     plan = job.training
     cap = min(stage.training, plan.rows_per_chunk * len(chunk_plan(stage.training, chunk)))
     lender = quick_entropy(job.entropy)
-    return [replace(source, rows=min(source.keep, -(-cap * source.keep // stage.training)),
-                    entropy=lender if source.lent else job.entropy)
-            for source in stage.training_sources(chunk, pairs)]
+    sources, sized, before = stage.training_sources(chunk, pairs), [], 0
+    for source in sources:
+        rows = cap * (before + source.keep) // stage.training - cap * before // stage.training
+        sized.append(replace(source, rows=rows, entropy=lender if source.lent else job.entropy))
+        before += source.keep
+    return sized
 
 
 def run_training_source(job: AuditJob, task: ChunkTask, source: TrainingSource):

@@ -265,7 +265,7 @@ class TieBreaker:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             from_left = np.where(np.isfinite(left), values - left, np.inf)
             from_right = np.where(np.isfinite(right), right - values, np.inf)
-            up = from_left / (from_left + from_right)
+            up = np.asarray(from_left / (from_left + from_right))  # writable for 0-d values too
             # the exponentials only where a distance is infinite (the end steps): computing them
             # for every value cost a third of an additive lane's scoring time
             ends = ~(np.isfinite(from_left) & np.isfinite(from_right))

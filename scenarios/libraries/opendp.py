@@ -395,9 +395,15 @@ OPENDP_2638 = "opendp/opendp#2638 (biased Bernoulli(exp(−x)) sampler under the
 
 def _before(fixed: str, mark: str) -> str:
     """``mark`` on the installed release when it is older than ``fixed``, else "": a known issue is
-    named only on the releases that have it (an unreadable installed release keeps the mark)."""
-    installed = _release_numbers(_installed_release())
-    return mark if not installed or installed < _release_numbers(fixed) else ""
+    named only on the releases that have it.  Releases compare by their leading numeric components,
+    padded with zeros ("0.15" is "0.15.0"), so a post, local, pre- or development release counts as
+    the release it is numbered for ("0.14.2.post1", "0.15.0rc1", "0.14.2.dev0" are 0.14.2 and
+    0.15.0); an unreadable installed release keeps the mark."""
+    installed, target = _release_numbers(_installed_release()), _release_numbers(fixed)
+    if not installed:
+        return mark
+    width = max(len(installed), len(target))
+    return mark if installed + (0,) * (width - len(installed)) < target + (0,) * (width - len(target)) else ""
 
 
 def _release_numbers(text: str) -> tuple[int, ...]:

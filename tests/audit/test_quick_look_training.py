@@ -96,3 +96,17 @@ def test_a_true_claim_audited_with_borrowed_training_spends_exactly_the_budget()
     phases = report.draws["per_pair_per_side"]
     assert phases.get("training", 0) == 0
     assert sum(phases.values()) == samples + stages.PROBE_DRAWS
+
+
+@pytest.mark.parametrize("chunk", [256, 4096])
+def test_the_raw_rows_of_a_borrowing_main_audit_stay_within_the_training_plans_cap(chunk):
+    # Many sources (the quick look's chunks of every phase, then its own): shares rounded up
+    # would overrun the cap by up to one row per source.
+    quick, main = _plan(3_000_000, output_dim=3)
+    plan = training_plan("auto", main.training, chunk, 3)
+    job = AuditJob(None, "m", ((None, None),), ("p",), 1, 3, training=plan)
+    sources = stages._sized_sources(main, job, chunk, 1)
+    cap = min(main.training, plan.rows_per_chunk * len(chunk_plan(main.training, chunk)))
+    assert plan.rows_per_chunk > 0 and len(sources) > 10 and cap < main.training
+    assert sum(s.rows for s in sources) == cap
+    assert all(0 <= s.rows <= s.keep for s in sources)
