@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Mapping, Optional
@@ -25,7 +26,7 @@ from mechanisms.adapters.released import HEADER
 from mechanisms.claims import Claim, Relation, as_relation
 
 __all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api",
-           "require_library", "point_label"]
+           "require_library", "point_label", "release_numbers"]
 
 #: What an entry is.
 KINDS = ("mechanism", "query", "model", "accountant", "measurement", "combinator")
@@ -100,6 +101,20 @@ def _resolves(name: str) -> Optional[bool]:
         except Exception:  # noqa: BLE001 - the module is there but does not import here: undecided
             return None
     return True
+
+
+def release_numbers(version: str) -> tuple[int, ...]:
+    """The numeric release segment of a version string, padded with zeros to three numbers, for a
+    catalogue to compare the installed release with the one that fixed an issue or changed an API:
+    "1.5" → (1, 5, 0), "0.14.2" → (0, 14, 2).  A pre-, development, post or local release counts as
+    the release it is numbered for ("0.15.0rc1", "0.14.2.dev3", "1.5.3.post1", "0.14.2+local");
+    () when the string does not start with a number.  (The sweep's ordering of releases on an index,
+    :func:`audit.sweep.releases.version_key`, orders pre-releases before their release instead.)"""
+    match = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
+    if match is None:
+        return ()
+    numbers = tuple(int(part) for part in match.group(1).split("."))
+    return numbers + (0,) * max(0, 3 - len(numbers))
 
 
 def missing_api(names: tuple[str, ...]) -> Optional[str]:

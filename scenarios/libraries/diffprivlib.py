@@ -26,7 +26,6 @@ library", arXiv:1907.02444; the docstrings of diffprivlib 0.6.6 quoted per entry
 from __future__ import annotations
 
 import inspect
-import re
 import warnings
 from functools import partial
 from typing import Any, Mapping
@@ -39,7 +38,7 @@ from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import ApproxDP, PureDP, Relation
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease, point_label
+from .catalogue import Case, Entry, Library, NotInRelease, point_label, release_numbers
 from .families import HUGE, row_pairs, value_pairs
 from .registry import register_library
 
@@ -466,7 +465,7 @@ _CAPACITY = 9
 
 
 def _release_key() -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", str(getattr(dpl, "__version__", "0")))[:3])
+    return release_numbers(str(getattr(dpl, "__version__", "0")))
 
 
 def _check_runs(entry: str, params: Mapping[str, Any], base: np.ndarray) -> None:

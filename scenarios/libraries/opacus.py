@@ -55,7 +55,6 @@ import functools
 import importlib
 import inspect
 import logging
-import re
 import warnings
 from typing import Any
 
@@ -67,7 +66,7 @@ from mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
 from mechanisms.training.accountants import accountant_claim
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease, point_label, require_library
+from .catalogue import Case, Entry, Library, NotInRelease, point_label, release_numbers, require_library
 from .registry import register_library
 
 
@@ -242,7 +241,7 @@ OPACUS_664 = "meta-pytorch/opacus#664 (ghost clipping clipped to 1, not max_grad
 
 def _release() -> tuple[int, ...]:
     """The installed Opacus's version numbers, e.g. (1, 5, 3)."""
-    return tuple(int(p) for p in re.findall(r"\d+", str(getattr(opacus, "__version__", "0")))[:3])
+    return release_numbers(str(getattr(opacus, "__version__", "0")))
 
 
 def _clips_ghost_to_one(options: dict) -> bool:

@@ -36,7 +36,6 @@ installed release); Bun & Steinke (2016), "Concentrated differential privacy", P
 from __future__ import annotations
 
 import importlib.metadata
-import itertools
 import math
 import warnings
 from fractions import Fraction
@@ -50,7 +49,7 @@ from mechanisms.adapters.released import LibraryRelease, encode, released
 from mechanisms.claims import ApproxDP, PureDP, Relation, ZCDP
 
 from .. import scenario as _scenario
-from .catalogue import Case, Entry, Library, NotInRelease
+from .catalogue import Case, Entry, Library, NotInRelease, release_numbers
 from .families import HUGE, row_pairs, value_pairs
 from .opendp_polars import group_by_sum, lazyframe_entry
 from .registry import register_library
@@ -395,28 +394,16 @@ OPENDP_2638 = "opendp/opendp#2638 (biased Bernoulli(exp(−x)) sampler under the
 
 def _before(fixed: str, mark: str) -> str:
     """``mark`` on the installed release when it is older than ``fixed``, else "": a known issue is
-    named only on the releases that have it.  Releases compare by their leading numeric components,
+    named only on the releases that have it.  Releases compare by their numeric release segment,
     padded with zeros ("0.15" is "0.15.0"), so a post, local, pre- or development release counts as
     the release it is numbered for ("0.14.2.post1", "0.15.0rc1", "0.14.2.dev0" are 0.14.2 and
-    0.15.0); an unreadable installed release keeps the mark."""
-    installed, target = _release_numbers(_installed_release()), _release_numbers(fixed)
+    0.15.0, :func:`~scenarios.libraries.catalogue.release_numbers`); an unreadable installed release
+    keeps the mark."""
+    installed, target = release_numbers(_installed_release()), release_numbers(fixed)
     if not installed:
         return mark
     width = max(len(installed), len(target))
     return mark if installed + (0,) * (width - len(installed)) < target + (0,) * (width - len(target)) else ""
-
-
-def _release_numbers(text: str) -> tuple[int, ...]:
-    """The leading numeric components of a release string: "0.14.2" → (0, 14, 2), "0.15.0rc1" → (0, 15, 0)."""
-    numbers = []
-    for part in text.split("."):
-        digits = "".join(itertools.takewhile(str.isdigit, part))
-        if not digits:
-            break
-        numbers.append(int(digits))
-        if len(digits) < len(part):
-            break
-    return tuple(numbers)
 
 
 def _biased_by_2638(point) -> str:

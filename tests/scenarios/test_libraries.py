@@ -395,7 +395,21 @@ def test_a_known_opendp_issue_is_marked_only_on_the_releases_that_have_it(monkey
     pytest.importorskip("opendp")
     from scenarios.libraries import opendp as catalogue
 
-    assert catalogue._release_numbers("0.15.0rc1") == (0, 15, 0) and catalogue._release_numbers("0.14.2") == (0, 14, 2)
+    from scenarios.libraries.catalogue import release_numbers
+
+    assert release_numbers("0.15.0rc1") == (0, 15, 0) and release_numbers("0.14.2") == (0, 14, 2)
     for installed, marked in (("0.14.1", True), ("0.14.2.dev0", False), ("0.16.0", False), ("", True)):
         monkeypatch.setattr(catalogue, "_installed_release", lambda: installed)
         assert (catalogue._before("0.14.2", catalogue.OPENDP_2638) == catalogue.OPENDP_2638) is marked, installed
+
+
+def test_release_numbers_is_the_release_a_version_string_is_numbered_for():
+    """One parser for the catalogues' release comparisons (OpenDP's marks, Opacus's and diffprivlib's
+    API checks): padded to three numbers so "1.5" compares equal to (1, 5, 0), and a suffix never
+    read as a further number (a regex of every digit run read "1.5rc1" as 1.5.1)."""
+    from scenarios.libraries.catalogue import release_numbers
+
+    cases = {"1.5": (1, 5, 0), "1.5rc1": (1, 5, 0), "1.5.3": (1, 5, 3), "1.5.3.post1": (1, 5, 3),
+             "0.14.2+local.7": (0, 14, 2), "0.15.0.dev3": (0, 15, 0), "v2.0": (2, 0, 0), "1": (1, 0, 0),
+             "1.2.3.4": (1, 2, 3, 4), "": (), "unknown": ()}
+    assert {text: release_numbers(text) for text in cases} == cases
