@@ -76,9 +76,11 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
+from audit.intervals import cp_lower, cp_upper
 from mechanisms.dpsgd.accounting import poisson_gaussian_epsilon
+from mechanisms.gdp import gdp_delta
 
 #: The RDP orders Opacus 0.11's examples pass to ``PrivacyEngine(alphas=...)`` (0.12's ``DEFAULT_ALPHAS``).
 OPACUS_ALPHAS: tuple[float, ...] = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
@@ -173,12 +175,6 @@ def opacus_epsilon(q: float, sigma: float, steps: int, delta: float = DELTA,
 
 
 # -- (b) the shuffled pair: exact upper bounds --------------------------------------------------------
-def gaussian_delta(mu: float, epsilon: float) -> float:
-    """δ(ε) of the Gaussian pair N(0, 1) vs N(μ, 1) (Balle & Wang 2018, Thm. 8), either order."""
-    return float(max(0.0, special.ndtr(-epsilon / mu + mu / 2)
-                     - math.exp(epsilon) * special.ndtr(-epsilon / mu - mu / 2)))
-
-
 def _partitions(n: int, largest: int) -> Iterator[tuple[int, ...]]:
     if n == 0:
         yield ()
@@ -317,11 +313,9 @@ class DeltaBounds:
 
 
 def clopper_pearson(hits: int, draws: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """One-sided Clopper–Pearson lower and upper bounds, each at ``confidence``."""
-    a = 1 - confidence
-    low = 0.0 if hits == 0 else float(stats.beta.ppf(a, hits, draws - hits + 1))
-    high = 1.0 if hits == draws else float(stats.beta.ppf(1 - a, hits + 1, draws - hits))
-    return low, high
+    """One-sided Clopper–Pearson lower and upper bounds, each at ``confidence`` (the audit's own,
+    :mod:`audit.intervals`)."""
+    return float(cp_lower(hits, draws, 1 - confidence)), float(cp_upper(hits, draws, 1 - confidence))
 
 
 def sample_losses(steps: int, mu: float, epochs: int, present: bool, draws: int,
@@ -370,7 +364,7 @@ def monte_carlo_delta(steps: int, mu: float, epochs: int, epsilon: float, order:
 def exact_upper_bound(steps: int, sigma: float, epochs: int, epsilon: float, order: str) -> float:
     """The least of the certain upper bounds of one order at ε (module docstring)."""
     mu = 1.0 / sigma
-    exact = gaussian_delta(mu * math.sqrt(epochs), epsilon)
+    exact = float(gdp_delta(epsilon, mu * math.sqrt(epochs)))  # Balle & Wang 2018, Thm. 8
     if order == "Q||P":
         return min(exact, rdp_bound_q_over_p(steps, mu, epochs, epsilon))
     return min(exact, amgm_bound_p_over_q(steps, mu, epochs, epsilon),

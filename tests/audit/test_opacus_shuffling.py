@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from benchmarks import opacus_shuffling as shuf
+from mechanisms.gdp import gdp_delta
 
 
 @pytest.mark.parametrize("q, sigma, steps", [(0.1, 1.0, 10), (0.01, 0.5, 500), (1e-3, 1.5, 5000)])
@@ -79,7 +80,7 @@ def test_mixture_moment_closed_forms():
 def test_exact_upper_bounds_hold_at_one_step(mu, eps):
     """At T = 1 the pair is the Gaussian one, whose δ is Balle & Wang's closed form: every exact
     upper bound must be at least it (deterministic)."""
-    truth = shuf.gaussian_delta(mu, eps)
+    truth = float(gdp_delta(eps, mu))
     assert shuf.rdp_bound_q_over_p(1, mu, 1, eps) >= truth
     assert shuf.amgm_bound_p_over_q(1, mu, 1, eps) >= truth
     assert shuf.tail_bound_p_over_q(1, mu, 1, eps) >= truth
@@ -92,7 +93,7 @@ def test_monte_carlo_at_one_step_brackets_balle_wang(order, mu, eps):
     """At T = 1 the Monte Carlo bounds are one-sided 95% Clopper–Pearson bounds on δ: the closed
     form must lie between them (each side fails with probability ≤ 5% for these fixed seeds), and the
     mean of Z is within 4 standard errors (CLT, Z ∈ [0, 1])."""
-    truth = shuf.gaussian_delta(mu, eps)
+    truth = float(gdp_delta(eps, mu))
     hits, n, mean = shuf.monte_carlo_delta(1, mu, 1, eps, order, 200_000, seed=71)
     low, high = shuf.clopper_pearson(hits, n)
     assert low <= truth <= high
@@ -102,7 +103,7 @@ def test_monte_carlo_at_one_step_brackets_balle_wang(order, mu, eps):
 @pytest.mark.statistical
 def test_monte_carlo_two_epochs_of_one_step_is_gaussian_composition():
     """E = 2, T = 1: the product of two Gaussian pairs is the Gaussian pair at μ√2 (second route)."""
-    truth = shuf.gaussian_delta(1.5 * math.sqrt(2), 1.2)
+    truth = float(gdp_delta(1.2, 1.5 * math.sqrt(2)))
     hits, n, _ = shuf.monte_carlo_delta(1, 1.5, 2, 1.2, "Q||P", 200_000, seed=72)
     low, high = shuf.clopper_pearson(hits, n)
     assert low <= truth <= high
@@ -139,4 +140,4 @@ def test_reverse_moment_against_monte_carlo(power):
 @pytest.mark.parametrize("mu, eps", [(2.0, 1.0), (1.0, 0.5)])
 def test_chernoff_bound_holds_at_one_step(mu, eps):
     """T = 1: the reverse-moment bound is at least Balle & Wang's δ (deterministic)."""
-    assert shuf.chernoff_bound_p_over_q(1, mu, 1, eps) >= shuf.gaussian_delta(mu, eps)
+    assert shuf.chernoff_bound_p_over_q(1, mu, 1, eps) >= float(gdp_delta(eps, mu))
