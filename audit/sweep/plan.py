@@ -18,7 +18,8 @@ can refute, like ``violated (limit)`` in ``dpaudit run``).  A case's ``min_sampl
 violation whose event is too rare for its cost's budget) raises its row to that many draws.
 Samples only decide how strong the evidence can be, never its validity.  A gray-box row
 (``Case.graybox``: a release too costly for a black-box row) draws exactly
-:func:`refutable_samples`.
+:func:`refutable_samples` for an event of probability ``Case.event_rate`` on one side and 0 on the
+other (1, a perfect event, unless the catalogue measured a lower rate).
 
 **Seeds.**  Each row's seed is derived from the sweep's seed and the row's key (library, entry,
 grid point), so a row's report does not depend on the order or the number of workers.
@@ -34,7 +35,7 @@ from typing import Any, Mapping, Optional
 from mechanisms.validation import check_open_unit
 from scenarios.libraries import Case
 
-from ..intervals import cp_upper
+from ..intervals import cp_lower, cp_upper
 
 __all__ = ["BUDGETS", "CAPS", "PlannedRow", "plan_rows", "refutable_samples", "row_seed", "row_slug"]
 
@@ -67,16 +68,21 @@ def row_seed(seed: int, library: str, key: str) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def refutable_samples(claim: Any, confidence: float) -> int:
-    """The fewest ``samples`` with which a perfectly separating event refutes ``claim``.
+def refutable_samples(claim: Any, confidence: float, rate: float = 1.0) -> int:
+    """The fewest ``samples`` with which a separating event refutes ``claim``: one of probability
+    ``rate`` on one side and 0 on the other (``rate`` = 1: a perfectly separating event).
 
-    A perfect event (probability 1 on one side, 0 on the other) counted on n certification draws
-    per side gives α_hi = β_hi = cp_upper(0, n, ℓ) = 1 − ℓ^{1/n}, and certifies
-    ε ≥ ln((1 − δ − β_hi)/α_hi) (docs/ground-truth.md §3); the claim is refuted once that exceeds
-    the claim's ε at its reference δ.  ℓ is a conservative share of the failure budget
-    (``_HEADLINE_SHARE``) and n a conservative share of ``samples`` (``_CERTIFYING_SHARE``).
+    Counted on n certification draws per side, such an event shows ⌊rate·n⌋ and 0, which give
+    β = cp_lower(⌊rate·n⌋, n, ℓ) and α = cp_upper(0, n, ℓ) = 1 − ℓ^{1/n}, and certify
+    ε ≥ ln((β − δ)/α) (docs/ground-truth.md §3); the claim is refuted once that exceeds the
+    claim's ε at its reference δ.  For ``rate`` = 1, β = ℓ^{1/n} = 1 − α.  ℓ is a conservative
+    share of the failure budget (``_HEADLINE_SHARE``) and n a conservative share of ``samples``
+    (``_CERTIFYING_SHARE``).  A count below its expectation (half the time) needs more draws, so a
+    catalogue passes a conservative ``rate``.
     """
     gamma = 1.0 - check_open_unit("confidence", confidence)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
+        raise ValueError(f"`rate` must be a number in (0, 1], got {rate!r}")
     level = gamma * _HEADLINE_SHARE
     delta = float(claim.reference_delta)
     target = float(claim.epsilon_at(delta))
@@ -85,7 +91,8 @@ def refutable_samples(claim: Any, confidence: float) -> int:
 
     def refutes(n: int) -> bool:
         a = float(cp_upper(0, n, level))
-        return 1.0 - delta - a > 0 and math.log((1.0 - delta - a) / a) > target
+        b = 1.0 - a if rate == 1.0 else float(cp_lower(math.floor(rate * n), n, level))
+        return b - delta > 0 and b - delta > a * math.exp(target)
 
     n = 8
     while not refutes(n):
@@ -126,8 +133,9 @@ def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence:
         needed = refutable_samples(case.claim, row_confidence)
         if samples is not None:
             count = int(samples)
-        elif case.graybox:  # a release too costly for the budget: what a perfect event needs
-            count = needed
+        elif case.graybox:  # a release too costly for the budget: what its separating event needs
+            count = needed if case.event_rate == 1.0 else refutable_samples(case.claim, row_confidence,
+                                                                            case.event_rate)
         else:
             base = BUDGETS[budget][case.cost]
             count = max(base, min(needed, base * CAPS[case.cost]), case.min_samples)

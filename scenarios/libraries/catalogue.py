@@ -183,6 +183,13 @@ class Case:
         evidence can be, not its validity, provided those seeds' draws are not the published row's
         (another sweep seed, or a library whose noise no seed reaches); otherwise the choice must be
         paid for (docs/libraries/pipeline-dp.md shows how).
+    event_rate : float
+        For a gray-box row: the probability, on the side where it occurs, of the event the row
+        expects to separate its pair when the other side never shows it (1: a perfect event).  The
+        row draws what such an event needs to refute the claim
+        (:func:`audit.sweep.plan.refutable_samples`).  A conservative value measured on draws that
+        are not the row's (a new category that a synthetic table shows on a third of the fits).
+        Like ``min_samples``, it changes how strong the evidence can be, not its validity.
     """
 
     entry: str
@@ -199,6 +206,7 @@ class Case:
     layout: tuple = ()
     graybox: bool = False
     min_samples: int = 0
+    event_rate: float = 1.0
 
     def __post_init__(self) -> None:
         _check_text("entry", self.entry)
@@ -208,6 +216,10 @@ class Case:
         if isinstance(self.min_samples, bool) or not isinstance(self.min_samples, int) or self.min_samples < 0:
             raise ValueError(f"{self.entry} [{self.point}]: `min_samples` must be an integer >= 0, "
                              f"got {self.min_samples!r}")
+        if isinstance(self.event_rate, bool) or not isinstance(self.event_rate, (int, float)) or \
+                not 0.0 < self.event_rate <= 1.0:
+            raise ValueError(f"{self.entry} [{self.point}]: `event_rate` must be a number in (0, 1], "
+                             f"got {self.event_rate!r}")
         if not isinstance(self.claim, Claim):
             raise TypeError(f"`claim` must be a mechanisms.claims.Claim, got {self.claim!r}")
         if not callable(self.release) or not callable(self.mechanism):

@@ -12,6 +12,7 @@ the scripts' text and the registry.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -27,7 +28,7 @@ from audit.sweep import BUDGETS, plan_rows, refutable_samples, run_sweep
 from audit.sweep.plan import row_seed
 from audit.sweep.repro import CERTAIN
 from mechanisms.adapters.released import RAISED, LibraryRelease, encode, released
-from mechanisms.claims import PureDP, Relation
+from mechanisms.claims import ApproxDP, PureDP, Relation
 from scenarios.libraries import Coverage, library, library_names, register_library
 
 
@@ -83,6 +84,34 @@ def test_refutable_samples_grow_with_the_claimed_epsilon():
     small, large = (refutable_samples(PureDP(e, Relation.REPLACE), 0.999) for e in (1.0, 5.0))
     assert small < large
     assert refutable_samples(PureDP(5.0, Relation.REPLACE), 0.999) > refutable_samples(PureDP(5.0, Relation.REPLACE), 0.9)
+
+
+def test_refutable_samples_for_a_rarer_event_grow_as_its_rate_falls():
+    claim = ApproxDP(1.0, 1e-9, Relation.ADD_REMOVE)
+    counts = [refutable_samples(claim, 0.995, rate) for rate in (1.0, 0.5, 0.25, 0.1)]
+    assert counts[0] == refutable_samples(claim, 0.995) and counts == sorted(counts) and len(set(counts)) == 4
+    # An event of rate q counted ⌊q·n⌋ of n certifying draws certifies ε ≥ ln((β − δ)/α) (scipy's beta
+    # quantiles, not audit.intervals): it exceeds the claim's ε at the returned draws' certifying share.
+    from scipy.stats import beta as beta_law
+
+    from audit.sweep.plan import _CERTIFYING_SHARE, _HEADLINE_SHARE
+
+    level = (1 - 0.995) * _HEADLINE_SHARE
+    for rate, n in zip((0.5, 0.25, 0.1), counts[1:]):
+        certifying = math.ceil(n * _CERTIFYING_SHARE)
+        k = math.floor(rate * certifying)
+        b, a = beta_law.ppf(level, k, certifying - k + 1), beta_law.ppf(1 - level, 1, certifying)
+        assert math.log((b - 1e-9) / a) > 1.0, (rate, n)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.5, -0.1, True, "0.5"])
+def test_refutable_samples_and_a_case_reject_an_event_rate_outside_the_unit_interval(rate):
+    claim = PureDP(1.0, Relation.REPLACE)
+    with pytest.raises(ValueError, match="`rate` must be a number in \\(0, 1\\]"):
+        refutable_samples(claim, 0.99, rate)
+    case = next(case for entry in toy.entries() for case in entry.cases())
+    with pytest.raises(ValueError, match="`event_rate` must be a number in \\(0, 1\\]"):
+        dataclasses.replace(case, event_rate=rate)
 
 
 # -- the sweep ---------------------------------------------------------------------------------------
