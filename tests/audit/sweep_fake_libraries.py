@@ -16,9 +16,11 @@ that plants a documented bug class, for the statistical tests:
   sensitivity its noise is calibrated to;
 - the fake dpmm pipeline, like dpmm, gives the generated columns the categorical domain it imputed
   from the data;
-- the fake MWEM samples uniformly over the categories it was fitted on, read from the data unless a
+- the fake synthesizer (every name ``Synthesizer.create`` knows: MWEM, MST, AIM, ...) samples
+  uniformly over the categories its transformer was fitted on, read from the data unless a
   transformer fitted on the public domain is given: a new category appears in the synthetic table
-  only when the record that carries it is in the data.
+  only when the record that carries it is in the data.  As in snsynth, ``TableTransformer.create``
+  only types the columns, and ``fit`` fits a transformer that is not yet fitted on the data.
 """
 
 from __future__ import annotations
@@ -260,28 +262,41 @@ def _snsql() -> dict:
 # -- smartnoise-synth ---------------------------------------------------------------------------------
 def _snsynth() -> dict:
     class Transformer:
-        def __init__(self, categories):
-            self.categories = categories
+        def __init__(self, columns):
+            self.columns, self.categories, self.fit_complete = list(columns), None, False
 
         @staticmethod
         def create(frame, style="cube", categorical_columns=()):
-            return Transformer({c: sorted(set(frame[c])) for c in categorical_columns})
+            return Transformer(categorical_columns)
+
+        def fit(self, frame, epsilon=0.0):
+            self.categories, self.fit_complete = {c: sorted(set(frame[c])) for c in self.columns}, True
 
     class Mwem:
+        #: Where the fake draws: its seeded generator (MWEM's rows); the MST and AIM fakes draw from
+        #: numpy's global generator, as snsynth's selection does, which a gray-box replay intercepts.
+        draw = None
+
         def __init__(self, epsilon):
             self.epsilon = epsilon
 
         def fit(self, frame, transformer=None, categorical_columns=(), preprocessor_eps=0.0):
             self.columns = list(frame.columns)
-            self.categories = (transformer or Transformer.create(frame, categorical_columns=self.columns)).categories
+            transformer = transformer or Transformer.create(frame, categorical_columns=self.columns)
+            if not transformer.fit_complete:
+                transformer.fit(frame, epsilon=preprocessor_eps)
+            self.categories = transformer.categories
 
         def sample(self, rows):
-            return pd.DataFrame({c: RNG.choice(self.categories[c], size=rows) for c in self.columns})
+            draw = self.draw or RNG.choice
+            return pd.DataFrame({c: draw(self.categories[c], size=rows) for c in self.columns})
 
     class Synthesizer:
         @staticmethod
         def create(name, epsilon=None, **kwargs):
-            return Mwem(epsilon)
+            model = Mwem(epsilon)
+            model.draw = None if name == "mwem" else np.random.choice
+            return model
 
     class DPcovariance:
         def __init__(self, n, cols, rng, global_eps):
@@ -300,11 +315,13 @@ def _snsynth() -> dict:
                      dp_covariance=covariance)
     base = _module("snsynth.base", synth_map={n: {} for n in ("mwem", "dpctgan", "patectgan", "mst", "pacsynth",
                                                                "dpgan", "pategan", "aim")})
-    mwem = _module("snsynth.mwem", MWEMSynthesizer=Synthesizer)  # the module the release's MWEM lives in
+    # The modules the release's generators live in (the names the catalogue's entries carry).
+    mwem = _module("snsynth.mwem", MWEMSynthesizer=Synthesizer)
+    mst, aim = _module("snsynth.mst", MSTSynthesizer=Synthesizer), _module("snsynth.aim", AIMSynthesizer=Synthesizer)
     module = _module("snsynth", Synthesizer=Synthesizer, TableTransformer=Transformer, models=models, base=base,
-                     mwem=mwem, __file__="snsynth/__init__.py")
+                     mwem=mwem, mst=mst, aim=aim, __file__="snsynth/__init__.py")
     return {"snsynth": module, "snsynth.base": base, "snsynth.models": models, "snsynth.models.dp_covariance": covariance,
-            "snsynth.mwem": mwem}
+            "snsynth.mwem": mwem, "snsynth.mst": mst, "snsynth.aim": aim}
 
 
 # -- dpmm ---------------------------------------------------------------------------------------------

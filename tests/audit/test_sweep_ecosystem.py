@@ -37,7 +37,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import sweep_fake_libraries as fakes  # noqa: E402
 
-from audit.sweep.plan import plan_rows  # noqa: E402
+from audit.sweep.graybox import graybox_row  # noqa: E402
+from audit.sweep.plan import plan_rows, refutable_samples  # noqa: E402
 from audit.sweep.rows import audit_row  # noqa: E402
 
 LIBRARIES = ("pydp", "pipeline-dp", "smartnoise-sql", "smartnoise-synth", "dpmm")
@@ -137,6 +138,59 @@ def test_mwem_with_categories_read_from_the_data_is_refuted(monkeypatch, tmp_pat
     row, = plan_rows((case,), library="smartnoise-synth", budget="small", confidence=0.95, seed=2026)
     record = audit_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
     assert record["verdict"] == "VIOLATED" and record["witness"]["pair"].startswith("add a record with a new"), record
+
+
+@pytest.mark.statistical
+def test_mwem_with_a_transformer_fitted_on_the_public_domain_is_not_refuted(monkeypatch, tmp_path):
+    # The fake samples uniformly over the categories its transformer was fitted on: fitted on the
+    # public domain, both datasets give the same law, so the claim holds exactly and a row at 95%
+    # is refuted with probability at most 5%.  Fitted on the data instead (TableTransformer.create
+    # only types the columns, so a transformer passed unfitted is fitted on the data, as the catalogue's
+    # was until it called fit on the domain), the new category appears only with its record.
+    lib = _library(monkeypatch, "smartnoise-synth")
+    for case in (c for e in lib.entries() if e.name == "synthesizers.mwem" for c in e.cases()
+                 if c.params.get("public_domain") and not c.params.get("relation")):
+        row, = plan_rows((case,), library="smartnoise-synth", budget="small", confidence=0.95, seed=2026)
+        record = audit_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
+        assert record["verdict"] == "NOT_REFUTED", record
+
+
+def test_mst_and_aim_rows_are_graybox_rows_drawing_what_their_event_rate_needs(monkeypatch):
+    lib = _library(monkeypatch, "smartnoise-synth")
+    cases = tuple(c for e in lib.entries() for c in e.cases())
+    rows = plan_rows(cases, library="smartnoise-synth", budget="default", confidence=0.95, seed=2026)
+    graybox = [r for r in rows if r.case.graybox]
+    assert {r.case.entry for r in graybox} == {"synthesizers.mst", "synthesizers.aim"} and len(graybox) == 4
+    for row in graybox:
+        assert row.case.event_rate == 0.25 and row.case.release_params["rows"] == 200
+        assert row.samples == refutable_samples(row.case.claim, row.confidence, 0.25) > \
+            refutable_samples(row.case.claim, row.confidence)
+        assert row.case.claim.delta == 1e-9 and row.refutable
+
+
+@pytest.fixture
+def numpy_global_seed():
+    """numpy's global generator seeded for the test (the MST fake draws from it), then restored."""
+    state = np.random.get_state()
+    np.random.seed(2026)
+    yield
+    np.random.set_state(state)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("public_domain, verdict", [(False, "VIOLATED"), (True, "NOT_REFUTED")])
+def test_the_graybox_mst_row_is_replayed_and_refuted_only_with_categories_from_the_data(
+        monkeypatch, tmp_path, numpy_global_seed, public_domain, verdict):
+    # With categories from the data the new category is in the 200 synthetic rows with probability
+    # 1 − (3/4)^200 on D′ and 0 on D: far beyond (1, 1e-9) at the row's draws.  With the public
+    # domain both sides sample the same law, so the row at 95% is refuted with probability ≤ 5%.
+    lib = _library(monkeypatch, "smartnoise-synth")
+    case = next(c for e in lib.entries() if e.name == "synthesizers.mst" for c in e.cases()
+                if bool(c.params.get("public_domain")) == public_domain)
+    row, = plan_rows((case,), library="smartnoise-synth", budget="default", confidence=0.95, seed=2026)
+    record = graybox_row(row, library="smartnoise-synth", version=None, out=tmp_path, checkpoints=False)
+    assert record["graybox"]["replays"] == 2 and not record["graybox"]["unreplayable"], record["graybox"]
+    assert record["verdict"] == verdict, record
 
 
 @pytest.mark.statistical
