@@ -16,7 +16,7 @@ that plants a documented bug class, for the statistical tests:
   sensitivity its noise is calibrated to;
 - the fake dpmm pipeline, like dpmm, gives the generated columns the categorical domain it imputed
   from the data;
-- the fake synthesizer (every name ``Synthesizer.create`` knows: MWEM, MST, AIM, ...) samples
+- the fake synthesizer (every name ``Synthesizer.create`` knows: MWEM, MST, AIM, the GANs) samples
   uniformly over the categories its transformer was fitted on, read from the data unless a
   transformer fitted on the public domain is given: a new category appears in the synthetic table
   only when the record that carries it is in the data.  As in snsynth, ``TableTransformer.create``
@@ -296,6 +296,7 @@ def _snsynth() -> dict:
         def create(name, epsilon=None, **kwargs):
             model = Mwem(epsilon)
             model.draw = None if name == "mwem" else np.random.choice
+            model.kwargs = kwargs  # what the catalogue passes (epochs, batch_size, delta)
             return model
 
     class DPcovariance:
@@ -318,10 +319,13 @@ def _snsynth() -> dict:
     # The modules the release's generators live in (the names the catalogue's entries carry).
     mwem = _module("snsynth.mwem", MWEMSynthesizer=Synthesizer)
     mst, aim = _module("snsynth.mst", MSTSynthesizer=Synthesizer), _module("snsynth.aim", AIMSynthesizer=Synthesizer)
+    nn = {f"snsynth.pytorch.nn.{n}": _module(f"snsynth.pytorch.nn.{n}", **{n.upper(): Synthesizer})
+          for n in ("dpctgan", "dpgan")}
     module = _module("snsynth", Synthesizer=Synthesizer, TableTransformer=Transformer, models=models, base=base,
                      mwem=mwem, mst=mst, aim=aim, __file__="snsynth/__init__.py")
     return {"snsynth": module, "snsynth.base": base, "snsynth.models": models, "snsynth.models.dp_covariance": covariance,
-            "snsynth.mwem": mwem, "snsynth.mst": mst, "snsynth.aim": aim}
+            "snsynth.mwem": mwem, "snsynth.mst": mst, "snsynth.aim": aim, **nn,
+            "snsynth.pytorch": _module("snsynth.pytorch"), "snsynth.pytorch.nn": _module("snsynth.pytorch.nn")}
 
 
 # -- dpmm ---------------------------------------------------------------------------------------------

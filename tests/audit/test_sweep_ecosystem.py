@@ -155,17 +155,21 @@ def test_mwem_with_a_transformer_fitted_on_the_public_domain_is_not_refuted(monk
         assert record["verdict"] == "NOT_REFUTED", record
 
 
-def test_mst_and_aim_rows_are_graybox_rows_drawing_what_their_event_rate_needs(monkeypatch):
+def test_mst_aim_and_gan_rows_are_graybox_rows_drawing_what_their_event_rate_needs(monkeypatch):
     lib = _library(monkeypatch, "smartnoise-synth")
     cases = tuple(c for e in lib.entries() for c in e.cases())
     rows = plan_rows(cases, library="smartnoise-synth", budget="default", confidence=0.95, seed=2026)
     graybox = [r for r in rows if r.case.graybox]
-    assert {r.case.entry for r in graybox} == {"synthesizers.mst", "synthesizers.aim"} and len(graybox) == 4
+    assert {r.case.entry for r in graybox} == {f"synthesizers.{n}" for n in ("mst", "aim", "dpctgan", "dpgan")}
+    assert len(graybox) == 8 and all(r.case.release_params["rows"] == 200 and r.refutable for r in graybox)
     for row in graybox:
-        assert row.case.event_rate == 0.25 and row.case.release_params["rows"] == 200
-        assert row.samples == refutable_samples(row.case.claim, row.confidence, 0.25) > \
-            refutable_samples(row.case.claim, row.confidence)
-        assert row.case.claim.delta == 1e-9 and row.refutable
+        perfect = refutable_samples(row.case.claim, row.confidence)
+        if row.case.entry in ("synthesizers.mst", "synthesizers.aim"):
+            assert row.case.event_rate == 0.25 and row.case.claim.delta == 1e-9
+            assert row.samples == refutable_samples(row.case.claim, row.confidence, 0.25) > perfect
+        else:  # the GANs' new category is a perfect event; one epoch of one batch keeps a fit near 0.1 s
+            assert row.case.event_rate == 1.0 and row.samples == perfect and row.case.claim.delta == 1e-5
+            assert row.case.release_params["epochs"] == 1 and row.case.release_params["batch_size"] == 8
 
 
 @pytest.fixture
