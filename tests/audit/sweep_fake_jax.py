@@ -28,6 +28,7 @@ import sys
 import types
 
 import numpy as np
+from fake_modules import forget
 
 FLAGS = {"clip": True, "raise_past_rows": False}
 
@@ -48,8 +49,8 @@ def install(monkeypatch) -> None:
     for name, module in {**_jax(), **_jax_privacy()}.items():
         monkeypatch.setitem(sys.modules, name, module)
     for name in ("scenarios.libraries.jax_privacy", "scenarios.libraries.jax_privacy_release"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    monkeypatch.delitem(registry._REGISTRY, "jax-privacy", raising=False)
+        forget(monkeypatch, sys.modules, name)
+    forget(monkeypatch, registry._REGISTRY, "jax-privacy")
 
 
 # -- jax ------------------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 import pandas as pd
+from fake_modules import forget
 
 RNG = np.random.default_rng(0)
 FLAGS = {"clamp": True, "raw": False, "clip_total": False}
@@ -55,8 +56,8 @@ def install(monkeypatch, library: str, seed: int = 0) -> None:
     for name, module in modules.items():
         monkeypatch.setitem(sys.modules, name, module)
     catalogue = registry.BUILT_IN[library]
-    monkeypatch.delitem(sys.modules, catalogue, raising=False)
-    monkeypatch.delitem(registry._REGISTRY, library, raising=False)
+    forget(monkeypatch, sys.modules, catalogue)
+    forget(monkeypatch, registry._REGISTRY, library)
 
 
 # -- python-dp ----------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import types
 
 import numpy as np
 import pandas as pd
+from fake_modules import forget
 
 FLAGS = {"domain_from_data": True, "scale_over_n": False}
 NAMES = {"privbayes": "privacy", "dpgan": "privacy", "pategan": "privacy", "aim": "privacy", "adsgan": "privacy",
@@ -110,5 +111,5 @@ def install(monkeypatch) -> None:
 
     for name, module in _synthcity().items():
         monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, registry.BUILT_IN["synthcity"], raising=False)
-    monkeypatch.delitem(registry._REGISTRY, "synthcity", raising=False)
+    forget(monkeypatch, sys.modules, registry.BUILT_IN["synthcity"])
+    forget(monkeypatch, registry._REGISTRY, "synthcity")

@@ -36,6 +36,7 @@ import types
 
 import numpy as np
 import pandas as pd
+from fake_modules import forget
 
 RNG = np.random.default_rng(0)
 FLAGS = {"clamp": True, "overflow": False, "stability": True}
@@ -53,8 +54,8 @@ def install(monkeypatch, seed: int = 0) -> None:
 
     for name, module in _modules().items():
         monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, registry.BUILT_IN["tumult"], raising=False)
-    monkeypatch.delitem(registry._REGISTRY, "tumult", raising=False)
+    forget(monkeypatch, sys.modules, registry.BUILT_IN["tumult"])
+    forget(monkeypatch, registry._REGISTRY, "tumult")
 
 
 class _Row(dict):

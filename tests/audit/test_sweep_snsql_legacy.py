@@ -27,6 +27,7 @@ from audit.sweep import releases
 from audit.sweep.plan import plan_rows
 from audit.sweep.rows import audit_row
 from audit.sweep.smartnoise_core_ffi import DECLARED, FIXED, declare_gaussian_arguments
+from fake_modules import forget
 
 RNG = np.random.default_rng(0)
 STATE = {"rewrites": 0}
@@ -176,8 +177,8 @@ def _install(monkeypatch, style: str = "table", unbounded: str = "refuse"):
 
     for name, module in _fake(style, unbounded).items():
         monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, "scenarios.libraries.snsql_legacy", raising=False)
-    monkeypatch.delitem(registry._REGISTRY, "smartnoise-sql", raising=False)
+    forget(monkeypatch, sys.modules, "scenarios.libraries.snsql_legacy")
+    forget(monkeypatch, registry._REGISTRY, "smartnoise-sql")
     return importlib.import_module("scenarios.libraries.snsql_legacy")
 
 
