@@ -244,9 +244,10 @@ def entries() -> tuple[Entry, ...]:
                          fixed={"epochs": 1, "batch_size": 8, "verbose": False, "cuda": False},
                          module="snsynth.pytorch.nn.dpctgan",
                          text="snsynth Synthesizer.create('dpctgan', epsilon=ε, delta=δ) (DPCTGAN: CTGAN whose "
-                              "discriminator is trained by Opacus's DP-SGD until the accountant reaches ε at δ, "
-                              "with noisy category frequencies in its data sampler), so the synthetic table is "
-                              "(ε, δ)-DP for one record added or removed")
+                              "discriminator is trained by Opacus's DP-SGD until the accountant reaches ε at δ), so "
+                              "the synthetic table is (ε, δ)-DP for one record added or removed (its DataSampler "
+                              "draws the conditional vectors, in training and in sample(), from the data's own "
+                              "category frequencies, which 1.0.8 does not noise)")
     dpgan = _generator("dpgan", gans, approx=True, graybox=True, fixed={"epochs": 1, "batch_size": 8},
                        module="snsynth.pytorch.nn.dpgan",
                        text="snsynth Synthesizer.create('dpgan', epsilon=ε, delta=δ) (DPGAN: a GAN whose "
