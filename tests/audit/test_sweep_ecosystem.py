@@ -36,6 +36,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import sweep_fake_libraries as fakes  # noqa: E402
+from fake_modules import forget  # noqa: E402
 
 from audit.sweep.graybox import graybox_row  # noqa: E402
 from audit.sweep.plan import plan_rows, refutable_samples  # noqa: E402
@@ -49,6 +50,21 @@ def _library(monkeypatch, name: str):
     from scenarios.libraries import library
 
     return library(name)
+
+
+def test_forget_restores_what_was_there_and_removes_what_the_test_added():
+    # A key present before the test (a real module, or None: an import blocked) gets its value back;
+    # one absent before is absent after, whatever the test put there (a catalogue built on a fake).
+    mapping = {"present": "module", "blocked": None}
+    with pytest.MonkeyPatch.context() as patch:
+        for key in ("present", "blocked", "absent"):
+            forget(patch, mapping, key)
+        assert mapping == {}
+        mapping.update(present="fake", blocked="fake", absent="fake")
+    assert mapping == {"present": "module", "blocked": None}
+    with pytest.MonkeyPatch.context() as patch:
+        forget(patch, mapping, "absent")  # nothing imported during the test: nothing to remove
+    assert mapping == {"present": "module", "blocked": None}
 
 
 @pytest.mark.parametrize("name", LIBRARIES)
