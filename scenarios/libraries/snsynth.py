@@ -272,8 +272,9 @@ def public_api() -> tuple[str, ...]:
 
 _EXCLUDED = {
     "snsynth.patectgan": "not auditable as a black box, nor as a gray-box row within the sweep's budget: one fit "
-                         "of the eight records at one epoch took 285 s of CPU (1.0.8, measured), so the ~100 fits a side of a "
-                         "gray-box row would take about 16 hours",
+                         "of the eight records at one epoch took 285 s of CPU (1.0.8, measured), so a gray-box row, "
+                         "at the ~54 fits a side a perfectly separating event needs, would take about 8.5 hours "
+                         "(17 for the two rows each other generator has)",
     "snsynth.pategan": "not auditable as a black box on a table a fit can afford: on eight records 1.0.8 raises 'number sections "
                        "must be larger than 0' (its teachers split the data into n // 1000 parts, none below 1,000 "
                        "records)",
