@@ -78,7 +78,9 @@ def refutable_samples(claim: Any, confidence: float, rate: float = 1.0) -> int:
     claim's ε at its reference δ.  For ``rate`` = 1, β = ℓ^{1/n} = 1 − α.  ℓ is a conservative
     share of the failure budget (``_HEADLINE_SHARE``) and n a conservative share of ``samples``
     (``_CERTIFYING_SHARE``).  A count below its expectation (half the time) needs more draws, so a
-    catalogue passes a conservative ``rate``.
+    catalogue passes a conservative ``rate``.  For ``rate`` < 1 the count returned is the first from
+    which ⌈1/rate⌉ + 1 consecutive certifying counts refute (a count that refutes can be followed by
+    some that do not: see the code).
     """
     gamma = 1.0 - check_open_unit("confidence", confidence)
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
@@ -101,6 +103,13 @@ def refutable_samples(claim: Any, confidence: float, rate: float = 1.0) -> int:
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if not refutes(mid) else (low, mid)
+    # refutes() is not monotone for rate < 1: while ⌊rate·n⌋ stays put, β falls with n, so a count
+    # that refutes can be followed by a few that do not (128 refutes, 129-131 do not, at rate 0.25
+    # and confidence 1 − 0.05/11).  Move on to a count from which a whole run of 1/rate + 1 counts
+    # (the rest of its run of equal ⌊rate·n⌋ and the start of the next) refutes.
+    window = math.ceil(1.0 / rate) + 1
+    while not all(refutes(m) for m in range(high, high + window)):
+        high += 1
     return math.ceil(high / _CERTIFYING_SHARE)
 
 

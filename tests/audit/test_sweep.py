@@ -104,6 +104,25 @@ def test_refutable_samples_for_a_rarer_event_grow_as_its_rate_falls():
         assert math.log((b - 1e-9) / a) > 1.0, (rate, n)
 
 
+@pytest.mark.parametrize("rows, rate", [(11, 0.25), (37, 0.25), (2, 0.5), (1, 0.65), (14, 0.25), (5, 0.1), (14, 1.0)])
+def test_refutable_samples_refute_at_every_certifying_count_from_their_share_to_twice_it(rows, rate):
+    # β = cp_lower(⌊q·n⌋, n) falls with n while ⌊q·n⌋ stays put, so "n refutes" is not monotone in n:
+    # at rate 0.25 and a sweep of 11 rows, 128 certifying draws refute and 129-131 do not.  The count
+    # returned must refute at its own certifying share and at every count above it (the certifying
+    # share only grows), here up to twice it; checked with scipy's beta quantiles, not audit.intervals.
+    from scipy.stats import beta as beta_law
+
+    from audit.sweep.plan import _CERTIFYING_SHARE, _HEADLINE_SHARE
+
+    claim, confidence = ApproxDP(1.0, 1e-9, Relation.ADD_REMOVE), 1 - 0.05 / rows
+    level = (1 - confidence) * _HEADLINE_SHARE
+    certifying = math.ceil(refutable_samples(claim, confidence, rate) * _CERTIFYING_SHARE)
+    n = np.arange(certifying, 2 * certifying + 1)
+    k = np.floor(rate * n)
+    b, a = beta_law.ppf(level, k, n - k + 1), beta_law.ppf(1 - level, 1, n)
+    assert (b - 1e-9 > a * math.e).all(), n[b - 1e-9 <= a * math.e]
+
+
 @pytest.mark.parametrize("rate", [0.0, 1.5, -0.1, True, "0.5"])
 def test_refutable_samples_and_a_case_reject_an_event_rate_outside_the_unit_interval(rate):
     claim = PureDP(1.0, Relation.REPLACE)
