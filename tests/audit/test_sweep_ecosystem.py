@@ -88,28 +88,6 @@ def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch, na
     assert all(reason for reason in coverage.excluded.values())
 
 
-@pytest.mark.parametrize("name", LIBRARIES)
-def test_a_scripts_release_runs_on_its_header_and_helpers_alone(monkeypatch, name):
-    # A reproduction script carries the library's script_header, then the source of its helpers and
-    # of the case's release (audit.sweep.repro.script_text), and catches whatever the release raises
-    # as an output ("the library refusing an input"): a name that the catalogue's module imports but
-    # the header does not would make every release of the script "raise" on both datasets, silently.
-    # So each case's release, defined from that text alone, gives what the catalogue's release gives.
-    import inspect
-    import textwrap
-
-    lib = _library(monkeypatch, name)
-    sources = {}
-    for case in (c for e in lib.entries() for c in e.cases()):
-        text = "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in (*lib.helpers, case.release))
-        namespace = sources.setdefault(text, {})
-        if not namespace:
-            exec(compile(lib.script_header + "\n\n" + text, f"<{name} script>", "exec"), namespace)
-        pair = case.scenario.pairs[0]
-        released = namespace[case.release.__name__](pair.neighbor, np.random.RandomState(0), **case.release_params)
-        assert len(released) == case.mechanism.output_dim - 1, case.key
-
-
 def test_smartnoise_sql_replays_one_rewrite_per_query_and_restores_the_reader(monkeypatch):
     lib = _library(monkeypatch, "smartnoise-sql")
     snsql_catalogue = importlib.import_module("scenarios.libraries.snsql")
