@@ -56,7 +56,7 @@ from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
 from .repro_additive import CarriedScore, additive_scores, certified_thresholds
 
-__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
+__all__ = ["Event", "AtomSet", "script_definitions", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
            "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS", "CERTAIN", "FALLBACK", "HOPE"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
@@ -554,17 +554,26 @@ def _choice_line(event: Event) -> str:
     return "\n".join(textwrap.wrap(f"How it was chosen: {event.choice}.", 96)) + "\n"
 
 
+def script_definitions(header: str, helpers: Sequence[Any], release: Any) -> str:
+    """What a script defines before it releases: the library's header (its imports and constants),
+    then the source of each helper and of ``release``.  Executed alone, it must define ``release``
+    with every name the release uses (a name missing from the header fails only when a release is
+    drawn, where the script's ``draw`` would count the NameError as a refused input)."""
+    sources = "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in (*helpers, release))
+    return f"{header.rstrip()}\n\n\n{sources}\n"
+
+
 def script_text(*, header: str, helpers: Sequence[Any], release: Any, params: dict, base: np.ndarray,
                 neighbour: np.ndarray, pair_label: str, event: Event, draws: int, epsilon: float, delta: float,
                 title: str, finding: str, seeded: bool, layout: str, width: int) -> str:
     """The reproduction script (see the module docstring); ``width`` is the length of the vector
     ``release`` returns (the sweep's output adds a last entry, 1.0 when the call raised)."""
-    sources = "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in (*helpers, release))
     state = "np.random.RandomState(2026)" if seeded else "None  # the library draws from its own generator"
     doc = "\n".join(textwrap.wrap(finding, 96))
     hi, lo = ("D_PRIME", "D") if event.more_likely == "D'" else ("D", "D_PRIME")
     if event.statistic:
         header = "import json\n" + header
+    definitions = script_definitions(header, helpers, release)
     return f'''"""{title}
 
 {doc}
@@ -574,11 +583,7 @@ neighbouring datasets and prints how often one event of the released vector happ
 {layout}
 Event: {_describe(event)}  (chosen by the sweep on draws of its own; these draws are fresh).
 {_choice_line(event)}"""
-{header.rstrip()}
-
-
-{sources}
-
+{definitions}
 
 release = {release.__name__}
 PARAMS = {params!r}

@@ -284,6 +284,7 @@ _EXCLUDED = {
 
 LIBRARY = register_library(Library(
     name="smartnoise-synth", distribution="smartnoise-synth", entries=entries, public_api=public_api,
-    excluded=_EXCLUDED, script_header="import importlib\nimport importlib.util\nimport os\nimport numpy as np\nimport pandas as pd\nimport snsynth\n\n"
+    excluded=_EXCLUDED, script_header="import contextlib\nimport importlib\nimport importlib.util\nimport io\nimport os\n"
+                                      "import numpy as np\nimport pandas as pd\nimport snsynth\n\n"
                                       f"DOMAIN_A, DOMAIN_B = {DOMAIN_A}, {DOMAIN_B}\n",
     helpers=(cell_statistics, table_statistics, covariance_class), seeded=False))

@@ -40,6 +40,7 @@ from fake_modules import forget  # noqa: E402
 
 from audit.sweep.graybox import graybox_row  # noqa: E402
 from audit.sweep.plan import plan_rows, refutable_samples  # noqa: E402
+from audit.sweep.repro import script_definitions  # noqa: E402
 from audit.sweep.rows import audit_row  # noqa: E402
 
 LIBRARIES = ("pydp", "pipeline-dp", "smartnoise-sql", "smartnoise-synth", "dpmm")
@@ -86,6 +87,23 @@ def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch, na
     coverage = lib.coverage(entries)
     assert coverage.unaccounted == (), coverage.unaccounted
     assert all(reason for reason in coverage.excluded.values())
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_a_scripts_definitions_release_as_the_catalogue_does(monkeypatch, numpy_global_seed, name):
+    """A reproduction script carries the library's header, its helpers' and its release function's
+    source: executed alone, they must release what the catalogue's function releases (a name the
+    header does not import would fail only when the script draws, counted there as a refusal)."""
+    lib = _library(monkeypatch, name)
+    for case in (case for entry in lib.entries() for case in entry.cases()):
+        namespace = {"__name__": "reproduction"}
+        exec(compile(script_definitions(lib.script_header, lib.helpers, case.release), case.key, "exec"), namespace)
+        pair = next(p for p in case.scenario.pairs if p.neighbor.shape[0])
+        np.random.seed(0)
+        ours = case.release(pair.neighbor, np.random.RandomState(0), **case.release_params)
+        np.random.seed(0)
+        theirs = namespace[case.release.__name__](pair.neighbor, np.random.RandomState(0), **case.release_params)
+        assert len(theirs) == len(ours), case.key
 
 
 def test_smartnoise_sql_replays_one_rewrite_per_query_and_restores_the_reader(monkeypatch):
