@@ -155,8 +155,8 @@ def _generator(name: str, grid, *, text: str, approx: bool = False, graybox: boo
         relation = REPLACE if point.get("relation") == "replace" else ADD_REMOVE
         pairs = (point.get("data", "new category"),)
         probes = [list(_EXTRA[k][0]) for k in pairs]
-        # A gray-box row audits at the few draws a perfectly separating event needs: 200 synthetic rows
-        # make "the new category appears" near certain on D′ whenever the generator gives it any mass.
+        # A gray-box row audits at the few draws its separating event needs (``event_rate``): 200 synthetic
+        # rows make "the new category appears" near certain on D′ whenever the generator gives it mass.
         params = {"synth": name, "rows": 200 if graybox else 20, "probes": probes, **(fixed or {}),
                   **{k: v for k, v in point.items() if k not in _ROW_KEYS}}
         claim = (ApproxDP(point["epsilon"], point["delta"], relation) if approx
