@@ -11,8 +11,11 @@ neighbouring datasets and prints how often one event of the released vector happ
 The released vector holds, in order: nanmean (capacity 1); each block of capacity c is [size, leading dimension, non-finite count, c values].
 output[3] is nanmean[0] (flattened).
 
-Event: grain(output[3]) <= -54.0, where grain(x) is the exponent of the largest power of two dividing x (which grid of doubles the released value lies on)  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: the grain of output[3] (the exponent of the largest power of two dividing it: which grid of doubles the released value lies on) is one of 4 values (EVENT_GRAINS below) (the complement of the audit's certified event: the same test)  (chosen by the sweep on draws of its own; these draws are fresh).
+How it was chosen: certain: on the sweep's choosing draws the lower confidence bound of its
+excess over the claim is positive (at 95%, Bonferroni over every candidate event).
 """
+import warnings
 from functools import partial
 
 import numpy as np
@@ -88,8 +91,11 @@ release = query
 PARAMS = {'function': 'nanmean', 'capacity': 1, 'epsilon': 1.0, 'bounds': (0.0, 1.0)}
 D = np.array([[0.0]])
 D_PRIME = np.array([[1.0]])  # single record lower vs upper
-N = 482
+N = 1922
 EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
+
+
+EVENT_GRAINS = frozenset([-57, -56, -55, -54])  # the trained grains the audit's certified event leaves out
 
 
 def grain(value):
@@ -115,7 +121,7 @@ def draw(data, random_state):
 
 
 def event(output):
-    return bool(grain(output[3]) <= -54.0)
+    return bool(grain(output[3]) in EVENT_GRAINS)
 
 
 if __name__ == "__main__":
@@ -128,3 +134,9 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {p - allowed:+.4f}")
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["D"] + 0.5) / (N + 1), (hits["D_PRIME"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {error:.4f} ({(p - allowed) / error:+.1f} standard errors)")

@@ -12,6 +12,9 @@ The released vector holds, in order: categories of a, categories of b, a = 3 in 
 output[0] is categories of a.
 
 Event: output[0] == 3.0  (chosen by the sweep on draws of its own; these draws are fresh).
+How it was chosen: uncertain: no simple event's excess is certain on the choosing draws and the
+audit's certified event is not one numpy can restate; carrying the simple event of the largest
+excess in standard deviations.
 """
 import numpy as np
 import pandas as pd
@@ -89,3 +92,9 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {p - allowed:+.4f}")
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["D"] + 0.5) / (N + 1), (hits["D_PRIME"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {error:.4f} ({(p - allowed) / error:+.1f} standard errors)")

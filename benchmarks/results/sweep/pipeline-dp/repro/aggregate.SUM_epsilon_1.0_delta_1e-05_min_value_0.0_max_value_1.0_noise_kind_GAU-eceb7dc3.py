@@ -2,7 +2,7 @@
 
 The sweep of pipeline-dp 0.3.1 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for aggregate.SUM
 [epsilon=1.0, delta=1e-05, min_value=0.0, max_value=1.0, noise_kind=GAUSSIAN], which claims (1,
-1e-05)-DP under add-remove: certified epsilon >= 3.995 at delta = 1e-05, at confidence 0.998529
+1e-05)-DP under add-remove: certified epsilon >= 3.456 at delta = 1e-05, at confidence 0.998529
 (the sweep's Bonferroni share). Witness pair: one unit vs two units in a.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
@@ -12,6 +12,8 @@ The released vector holds, in order: released of a, SUM of a, released of b, SUM
 output[1] is SUM of a.
 
 Event: the grain of output[1] (the exponent of the largest power of two dividing it: which grid of doubles the released value lies on) is one of 1 values (EVENT_GRAINS below) (the complement of the audit's certified event: the same test)  (chosen by the sweep on draws of its own; these draws are fresh).
+How it was chosen: uncertain: no simple event's excess is certain on the choosing draws;
+carrying the audit's certified event.
 """
 import numpy as np
 import pipeline_dp
@@ -109,3 +111,9 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {p - allowed:+.4f}")
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["D"] + 0.5) / (N + 1), (hits["D_PRIME"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {error:.4f} ({(p - allowed) / error:+.1f} standard errors)")
