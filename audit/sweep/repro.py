@@ -326,8 +326,12 @@ def _holds(column: np.ndarray, op: str, value: float) -> np.ndarray:
 
 def _strength(hi: float, lo: float, ratio: float, delta: float) -> float:
     """``(hi − ratio·lo − δ) / √(hi(1 − hi) + ratio²·lo(1 − lo))`` (:attr:`Event.strength`)."""
-    spread = math.sqrt(hi * (1 - hi) + ratio ** 2 * lo * (1 - lo))
-    return (hi - ratio * lo - delta) / spread if spread > 0 else math.copysign(math.inf, hi - ratio * lo - delta)
+    spread, excess = math.sqrt(hi * (1 - hi) + ratio ** 2 * lo * (1 - lo)), hi - ratio * lo - delta
+    if spread > 0:
+        return excess / spread
+    # No spread: a certain excess is infinitely strong, none at all (an event that never or always
+    # holds on both sides, excess exactly 0 when δ = 0) is no evidence, not +inf (copysign(inf, 0.0)).
+    return math.copysign(math.inf, excess) if excess != 0 else 0.0
 
 
 def _score_events(base: np.ndarray, neighbour: np.ndarray, carried: CarriedScore, ratio: float, delta: float):

@@ -187,6 +187,23 @@ def test_a_fallback_event_is_labelled_uncertain_in_the_script_header():
     assert "uncertain" not in script(certain)
 
 
+def test_a_certified_line_that_holds_on_every_draw_is_not_the_fallback():
+    """A report also records trivial evidence: a slot certified nothing with a threshold below every
+    draw (844 of 844 on both sides; synthcity's PrivBayes row).  Its complement never holds, an
+    excess of exactly 0 with no spread, which must weigh 0, not +inf: the fallback is the certified
+    line that separates, and the script shows its excess."""
+    from audit.sweep.repro import FALLBACK, CertifiedProjection
+
+    rng = np.random.default_rng(7)
+    a, b = _draws(rng, DRAWS, 0, 1.0), _draws(rng, DRAWS, 1, 1.0)
+    trivial = CertifiedProjection((1.0, 0.0), -1e6, "D'", (1000, 1000, 1000))
+    line = CertifiedProjection((1.0, 0.0), 2.0, "D'", (300, 100, 1000))
+    for lines in ([trivial, line], [line, trivial]):
+        event = readable_event(a, b, 1.0, 0.0, certified_lines=lines)
+        assert event.choice == FALLBACK and event.value == 2.0 and event.op == "projection >=", event
+    assert repro._strength(0.0, 0.0, math.e, 0.0) == 0.0 and repro._strength(1.0, 0.0, math.e, 0.0) == math.inf
+
+
 def _document(rows: list[dict]) -> dict:
     return {"library": "toy", "version": "1.0", "date": "2026-01-01", "dpaudit": "0", "budget": "small",
             "rows_planned": len(rows), "row_confidence": 0.99, "confidence": 0.95, "rows": rows,
