@@ -18,6 +18,7 @@ __all__ = [
     "check_open_unit",
     "check_int",
     "check_choice",
+    "check_probability",
     "check_seed",
     "check_dataset",
     "check_size",
@@ -52,6 +53,14 @@ def check_open_unit(name: str, value: Any) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"`{name}` must be in (0, 1), got {value!r}")
     return value
+
+
+def check_probability(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is a real number in (0, 1] (a probability that may be 1);
+    a ValueError naming ``name`` otherwise (a bool, a string or NaN included)."""
+    if not _is_real(value) or not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"`{name}` must be a number in (0, 1], got {value!r}")
+    return float(value)
 
 
 def check_int(name: str, value: Any, minimum: int = 1) -> int:

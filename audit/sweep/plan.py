@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from mechanisms.validation import check_open_unit
+from mechanisms.validation import check_open_unit, check_probability
 from scenarios.libraries import Case
 
 from ..intervals import cp_lower, cp_upper
@@ -83,8 +83,7 @@ def refutable_samples(claim: Any, confidence: float, rate: float = 1.0) -> int:
     some that do not: see the code).
     """
     gamma = 1.0 - check_open_unit("confidence", confidence)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
-        raise ValueError(f"`rate` must be a number in (0, 1], got {rate!r}")
+    rate = check_probability("rate", rate)
     level = gamma * _HEADLINE_SHARE
     delta = float(claim.reference_delta)
     target = float(claim.epsilon_at(delta))
@@ -94,7 +93,7 @@ def refutable_samples(claim: Any, confidence: float, rate: float = 1.0) -> int:
     def refutes(n: int) -> bool:
         a = float(cp_upper(0, n, level))
         b = 1.0 - a if rate == 1.0 else float(cp_lower(math.floor(rate * n), n, level))
-        return b - delta > 0 and b - delta > a * math.exp(target)
+        return b - delta > a * math.exp(target)  # a > 0, so b − δ > 0 too
 
     n = 8
     while not refutes(n):
@@ -143,8 +142,7 @@ def plan_rows(cases: tuple[Case, ...], *, library: str, budget: str, confidence:
         if samples is not None:
             count = int(samples)
         elif case.graybox:  # a release too costly for the budget: what its separating event needs
-            count = needed if case.event_rate == 1.0 else refutable_samples(case.claim, row_confidence,
-                                                                            case.event_rate)
+            count = refutable_samples(case.claim, row_confidence, case.event_rate)
         else:
             base = BUDGETS[budget][case.cost]
             count = max(base, min(needed, base * CAPS[case.cost]), case.min_samples)

@@ -56,8 +56,8 @@ from ..render.witness import pair_statistic
 from ..statistics.coordinates import LOW_BITS, grain
 from .repro_additive import CarriedScore, additive_scores, certified_thresholds
 
-__all__ = ["Event", "AtomSet", "script_definitions", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
-           "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS", "CERTAIN", "FALLBACK", "HOPE"]
+__all__ = ["Event", "AtomSet", "CertifiedProjection", "certified_projections", "certified_sets", "readable_event",
+           "script_definitions", "script_text", "low_bits", "REPRO_DRAWS", "SCRIPT_DRAWS", "CHOICE_MISS", "CERTAIN", "FALLBACK", "HOPE"]
 
 #: Fresh draws per side for choosing the script's event, by cost of one release.
 REPRO_DRAWS = {"batch": 20_000, "call": 4_000, "query": 1_000, "fit": 300, "pipeline": 40}

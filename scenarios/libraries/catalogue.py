@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from mechanisms.adapters.released import HEADER
 from mechanisms.claims import Claim, Relation, as_relation
+from mechanisms.validation import check_probability
 
 __all__ = ["Case", "Entry", "Library", "Coverage", "KINDS", "COSTS", "REASONS", "NotInRelease", "missing_api",
            "require_library", "point_label", "release_numbers"]
@@ -216,10 +217,10 @@ class Case:
         if isinstance(self.min_samples, bool) or not isinstance(self.min_samples, int) or self.min_samples < 0:
             raise ValueError(f"{self.entry} [{self.point}]: `min_samples` must be an integer >= 0, "
                              f"got {self.min_samples!r}")
-        if isinstance(self.event_rate, bool) or not isinstance(self.event_rate, (int, float)) or \
-                not 0.0 < self.event_rate <= 1.0:
-            raise ValueError(f"{self.entry} [{self.point}]: `event_rate` must be a number in (0, 1], "
-                             f"got {self.event_rate!r}")
+        try:
+            object.__setattr__(self, "event_rate", check_probability("event_rate", self.event_rate))
+        except ValueError as exc:
+            raise ValueError(f"{self.entry} [{self.point}]: {exc}") from None
         if not isinstance(self.claim, Claim):
             raise TypeError(f"`claim` must be a mechanisms.claims.Claim, got {self.claim!r}")
         if not callable(self.release) or not callable(self.mechanism):
