@@ -93,6 +93,16 @@ Targets:
   have gradient a = √(C/L) is normed L·a² = C and passes unclipped with its true norm √(LC) = 6.3·C.
   The target row is that point, swept alone.
 
+- **Opacus 0.11.0 → 0.12.0, Poisson batches** (meta-pytorch/opacus#128, the 0.12.0 changelog's "Fix
+  batch construction and privacy engine"): 0.11 trained on the user's shuffled ``DataLoader``, every
+  record in one batch an epoch, while its accountant composed the Poisson-subsampled Gaussian at
+  q = batch/sample size; with the default mean loss each step's noise is divided by the size of the
+  batch just seen.  On n = 8 = 2B records the added record makes a third batch of one, whose noise is
+  four times the others' (``scenarios/libraries/opacus_legacy.py``).  0.12 kept that construction
+  (it warns that its budget is "incorrect") and added Poisson batches, so the target on the fixed
+  release is a point of its own: Poisson batches at q = 1/2 with the same mean loss.  The buggy
+  release's target is the shuffled point; both releases' other rows are in the table.
+
 ``--range LIB SPEC`` also runs ``dpaudit sweep LIB --versions SPEC`` (e.g. ``opacus last:10``) and
 writes its per-version table to ``benchmarks/results/sweep_versions_LIB.md``.
 
@@ -136,6 +146,13 @@ class Target:
     #: the results folder under the release's (default: the entry's name); set where another target
     #: sweeps another point of the same entry on the same release
     folder: str = ""
+    #: the grid point that is the target on the fixed release, where the fix is a construction of its
+    #: own and the buggy one stays (default: ``point``)
+    fixed_point: str = ""
+
+    def point_of(self, role: str) -> str:
+        """The target grid point on the ``role`` release."""
+        return self.fixed_point if role == "fixed" and self.fixed_point else self.point
 
     def expected(self, role: str) -> str:
         """The verdict the unchanged sweep must give the target row on the ``role`` release."""
@@ -188,6 +205,11 @@ TARGETS = (
     Target("opendp", "0.12.1", "0.13.0", "measurements.make_private_lazyframe", "keys=4",
            "opendp/opendp#2344, fixed by #2345 in 0.13.0 (changelog, Privacy Impacting: a Polars group-by with "
            "explicit keys filled every empty partition with one noisy value, broadcast)"),
+    Target("opacus", "0.11.0", "0.12.0", "PrivacyEngine.attach", "noise_multiplier=4.0, max_grad_norm=1.0, rows=8",
+           "meta-pytorch/opacus#128, released in 0.12.0 (0.11 trained on the user's shuffled batches of fixed size, "
+           "the last one smaller, with an accountant for Poisson sampling; 0.12.0 added Poisson batches, and warns "
+           "that the shuffled construction's budget is incorrect)",
+           fixed_point="sample_rate=0.5, epochs=1, loss_reduction=mean"),
 )
 
 
@@ -262,7 +284,7 @@ def main(argv=None) -> int:
             document, status, cpu, load = sweep(target, version, args.out / "sweep_versions" / f"{target.library}-{version}"
                                           / (target.folder or target.entry), args.budget, args.seed, args.reuse)
             for row in document["rows"]:
-                is_target = row["entry"] == target.entry and (target.point in row["point"] or row["point"] == "*")
+                is_target = row["entry"] == target.entry and (target.point_of(role) in row["point"] or row["point"] == "*")
                 rows.append({"expected": target.expected(role) if is_target else None, "library": target.library, "version": version, "role": role, "issue": target.issue,
                              "row": row["key"], "target": is_target,
                              "verdict": row.get("verdict") or row.get("status", "ERROR").upper(),
@@ -285,7 +307,8 @@ def main(argv=None) -> int:
         lines.append(f"| {r['library']} | {r['version']} | {r['role']} | {r['row']} | {'yes' if r['target'] else 'no'} "
                      f"| {_shown(r['verdict'])} | {_fmt(r['epsilon_lb'])} | {r['statistic'] or '—'} | {_shown(expected)} | {ok} | "
                      f"{'—' if r['cpu_s'] != r['cpu_s'] else format(r['cpu_s'], '.0f')} | {'—' if r['load_1min'] is None else format(r['load_1min'], '.1f')} |")
-    lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}: {t.issue}"
+    lines += ["", "Target rows: " + "; ".join(f"{t.library} {t.entry} [{t.point}], {t.buggy} → {t.fixed}"
+                                              + (f" [{t.fixed_point}]" if t.fixed_point else "") + f": {t.issue}"
                                               for t in TARGETS if not args.only or t.library in args.only)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "sweep_versions.md").write_text("\n".join(lines) + "\n")

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .smartnoise_core_ffi import declare_gaussian_arguments
-from .torch_stand_ins import SYNTHCITY_PINS, write_torchvision_stand_in
+from .torch_stand_ins import SYNTHCITY_PINS, write_opacus_0x_shims, write_torchvision_stand_in
 
 __all__ = ["Environment", "DPAUDIT_DEPENDENCIES", "cache_folder", "parse_release", "available_releases",
            "select_releases", "release_environment", "register_release_rule", "ensure_environment",
@@ -112,7 +112,11 @@ def _opendp(version: str) -> Environment:
 
 
 def _opacus(version: str) -> Environment:
-    # torch is large and installed here: the environment sees it, and pip installs only Opacus.
+    # torch is large and installed here: the environment sees it, and pip installs only Opacus.  The 0.x
+    # releases declare torchvision too (which would replace torch): installed without their requirements,
+    # which the interpreter has, with shims for two names today's torch lacks (audit/sweep/torch_stand_ins.py).
+    if version_key(version) < version_key("1.0"):
+        return Environment(sys.executable, (), system_site=True, no_deps=True, setup=write_opacus_0x_shims)
     return Environment(sys.executable, (), system_site=True)
 
 

@@ -1,4 +1,7 @@
-"""What a synthcity release needs in its environment on a machine whose torch is the CPU build 2.13.0.
+"""What synthcity and Opacus 0.x releases need in their environments on a machine whose torch is the CPU
+build 2.13.0.
+
+**synthcity.**
 
 synthcity 0.2.12 requires ``torch<2.3`` and ``numpy<2``; an older torch would pull gigabytes of GPU
 libraries, so its environment sees the interpreter's torch (``--system-site-packages``) and
@@ -16,13 +19,25 @@ plugins (:data:`SYNTHCITY_PINS`, also ``--no-deps``):
   every name raises when called; the tabular DP plugins never call it.
 
 The decaf plugin (not DP) needs pytorch_lightning and decaf-synthetic-data, and is left out.
+
+**Opacus 0.9-0.15** require torch >= 1.3 (and torchvision, which only their examples import); pip
+would replace the CPU torch with a CUDA build, so they are installed with ``--no-deps`` beside the
+interpreter's torch.  Two names they import are gone from it (:func:`write_opacus_0x_shims`):
+
+- ``torch.nn.modules.module.ModuleAttributeError`` (0.11's ``opacus.layers.param_rename``): torch
+  1.8 replaced that subclass of AttributeError by AttributeError itself.  A ``.pth`` file installs
+  an import hook that adds the name, as an alias of AttributeError, when torch loads that module.
+- ``torchcsprng`` (0.9-0.10 import it at module level; 0.11 made it optional): its wheels were
+  built for torch 1.x.  A stand-in module whose generator raises when called: the engine needs it
+  only with ``secure_rng=True``, which the catalogue never sets.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["SYNTHCITY_PINS", "TORCHVISION_STAND_IN", "write_torchvision_stand_in"]
+__all__ = ["SYNTHCITY_PINS", "TORCHVISION_STAND_IN", "write_torchvision_stand_in", "OPACUS_0X_ALIAS",
+           "TORCHCSPRNG_STAND_IN", "write_opacus_0x_shims"]
 
 #: The requirements of synthcity 0.2.12 as installed and measured to run its DP plugins
 #: (``pip freeze --local`` of that environment, without synthcity and the GPU-only nccl).
@@ -95,12 +110,69 @@ __path__ = []
 '''
 
 
-def write_torchvision_stand_in(environment: Path) -> None:
-    """Write :data:`TORCHVISION_STAND_IN` as the package ``torchvision`` of the virtual environment
-    at ``environment`` (its ``lib/pythonX.Y/site-packages``)."""
+def _site_packages(environment: Path) -> Path:
     found = sorted(Path(environment).glob("lib/python*/site-packages"))
     if not found:
         raise RuntimeError(f"no site-packages in the environment {environment}")
-    package = found[0] / "torchvision"
+    return found[0]
+
+
+def write_torchvision_stand_in(environment: Path) -> None:
+    """Write :data:`TORCHVISION_STAND_IN` as the package ``torchvision`` of the virtual environment
+    at ``environment`` (its ``lib/pythonX.Y/site-packages``)."""
+    package = _site_packages(environment) / "torchvision"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text(TORCHVISION_STAND_IN)
+
+
+OPACUS_0X_ALIAS = '''"""Written by dpaudit's Opacus 0.x environment (audit/sweep/torch_stand_ins.py): torch 1.8 removed
+ModuleAttributeError, a subclass of AttributeError that Opacus 0.11 imports.  The name is restored
+as AttributeError itself once torch.nn.modules.module is loaded (a .pth file runs before the
+interpreter's own site-packages, where torch is, are on the path)."""
+import importlib.abc
+import importlib.util
+import sys
+
+_TARGET = "torch.nn.modules.module"
+
+
+class _AliasAfterLoad(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != _TARGET:
+            return None
+        sys.meta_path.remove(self)  # find the real module, then stand aside for good
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            if not hasattr(module, "ModuleAttributeError"):
+                module.ModuleAttributeError = AttributeError
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _AliasAfterLoad())
+'''
+
+TORCHCSPRNG_STAND_IN = '''"""A stand-in for torchcsprng, written by dpaudit's Opacus 0.x environment
+(audit/sweep/torch_stand_ins.py): Opacus 0.9-0.10 import it at module level, its wheels were built for
+torch 1.x, and the engine calls it only with secure_rng=True."""
+
+
+def create_random_device_generator(*args, **kwargs):
+    raise RuntimeError("torchcsprng is a stand-in in this environment: secure_rng=True is not available")
+'''
+
+
+def write_opacus_0x_shims(environment: Path) -> None:
+    """Write :data:`OPACUS_0X_ALIAS` (a module and the ``.pth`` line that imports it at start-up)
+    and :data:`TORCHCSPRNG_STAND_IN` (the module ``torchcsprng``) into the environment at
+    ``environment``."""
+    site = _site_packages(environment)
+    (site / "dpaudit_module_attribute_error.py").write_text(OPACUS_0X_ALIAS)
+    (site / "dpaudit_module_attribute_error.pth").write_text("import dpaudit_module_attribute_error\n")
+    (site / "torchcsprng.py").write_text(TORCHCSPRNG_STAND_IN)

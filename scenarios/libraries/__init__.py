@@ -8,7 +8,7 @@
 - :mod:`.diffprivlib`, :mod:`.opendp`, :mod:`.opacus`: the built-in catalogues (they need the
   ``thirdparty`` or ``torch`` extra and are imported on first use); :mod:`.opendp_legacy` for
   OpenDP releases before ``opendp.prelude``, :mod:`.snsql_legacy` for SmartNoise SQL's before 1.0
-  (``opendp-smartnoise``).
+  (``opendp-smartnoise``), :mod:`.opacus_legacy` for Opacus's before 1.0.
 
 A new library is one module: build a :class:`Library` and call :func:`register_library`.  An
 entry's ``build`` raises :class:`NotInRelease` for what the installed release lacks, so one

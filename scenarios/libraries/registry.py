@@ -37,6 +37,7 @@ BUILT_IN = {"diffprivlib": "scenarios.libraries.diffprivlib", "opendp": "scenari
 #: module only those older releases have, when the two share no package: the older catalogue is
 #: then chosen only where it is found]).
 OLDER_RELEASES = {"opendp": ("opendp.prelude", "scenarios.libraries.opendp_legacy"),
+                  "opacus": ("opacus.optimizers", "scenarios.libraries.opacus_legacy"),
                   "smartnoise-sql": ("snsql", "scenarios.libraries.snsql_legacy", "opendp.smartnoise.sql")}
 #: The entry-point group third-party catalogues declare.
 ENTRY_POINT_GROUP = "dpaudit.libraries"
