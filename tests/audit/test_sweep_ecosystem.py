@@ -199,8 +199,9 @@ def test_mst_aim_and_gan_rows_are_graybox_rows_drawing_what_their_event_rate_nee
     for row in graybox:
         perfect = refutable_samples(row.case.claim, row.confidence)
         if row.case.entry in ("synthesizers.mst", "synthesizers.aim"):
-            assert row.case.event_rate == 0.25 and row.case.claim.delta == 1e-9
-            assert row.samples == refutable_samples(row.case.claim, row.confidence, 0.25) > perfect
+            rate = 0.25 if row.case.entry == "synthesizers.mst" else 0.35  # measured (scenarios/libraries/snsynth.py)
+            assert row.case.event_rate == rate and row.case.claim.delta == 1e-9
+            assert row.samples == refutable_samples(row.case.claim, row.confidence, rate) > perfect
         else:  # the GANs' new category is a perfect event; one epoch of one batch keeps a fit near 0.1 s
             assert row.case.event_rate == 1.0 and row.samples == perfect and row.case.claim.delta == 1e-5
             assert row.case.release_params["epochs"] == 1 and row.case.release_params["batch_size"] == 8
