@@ -98,12 +98,16 @@ TARGET_MIN = 30.0
 def timing_note(t: dict) -> str:
     """Whether a sweep met :data:`TARGET_MIN`, and if only its wall time missed it, why: the CPU time of
     the sweep and its workers bounds the wall time of its ``jobs`` workers on an idle 2-core machine.
-    The reason is the machine's load unless the row's ``wall_reason`` names another."""
-    wall, cpu, jobs = t["wall_s"] / 60, t["cpu_s"] / 60, max(int(str(t["jobs"]).split(",")[0]), 1)
+    The reason is the machine's load unless the row's ``wall_reason`` names another.  A row's
+    ``cpu_s`` is None where the CPU time was not measured (shown "unknown")."""
+    wall, jobs = t["wall_s"] / 60, max(int(str(t["jobs"]).split(",")[0]), 1)
     if t.get("finished") is False:
         return f"not finished: {t.get('note') or 'interrupted'}"
     if wall <= TARGET_MIN:
         return "met"
+    if t["cpu_s"] is None:  # not measured (a process tree the sweep's rusage does not see)
+        return "not met: wall time over it; CPU unknown" + (f"; {t['note']}" if t.get("note") else "")
+    cpu = t["cpu_s"] / 60
     if cpu / min(jobs, 2) <= TARGET_MIN:
         why = t.get("wall_reason") or (f"the shared machine's load (load average {t['load_before']:.0f} to "
                                        f"{t['load_after']:.0f} on 2 cores)")
@@ -123,7 +127,8 @@ def render_timing(timing: dict) -> str:
         # A row measured before the count was kept has none: a dash, not a number it never measured.
         shown = f"{t['scripts_showing_excess']} of {t['scripts']}" if "scripts_showing_excess" in t else "—"
         lines.append(f"| {name} | {t['version']} | {t['budget']} | {t['jobs']} | {t['rows']} | {t['violated']} | "
-                     f"{t['wall_s'] / 60:.1f} | {t['cpu_s'] / 60:.1f} | {t['load_before']:.1f} | {t['load_after']:.1f} | "
+                     f"{t['wall_s'] / 60:.1f} | {'unknown' if t['cpu_s'] is None else format(t['cpu_s'] / 60, '.1f')} | "
+                     f"{t['load_before']:.1f} | {t['load_after']:.1f} | "
                      f"{t['scripts_showing_frequencies']} of {t['scripts']} | {t['scripts_exceeding']} of "
                      f"{t['scripts']} | {shown} | {t['date']} | {timing_note(t)} |")
     return "\n".join(lines) + "\n"

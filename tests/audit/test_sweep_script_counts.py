@@ -77,6 +77,13 @@ def test_a_script_shows_the_excess_only_at_two_standard_errors_and_the_table_say
     assert cells["new"][column] == "2 of 4" and cells["new"][column - 1] == "4 of 4"
     assert cells["old"][column] == "—"
     assert all(len(c) == len(header) for c in cells.values()) and len(lines[3].split("|")) == len(header) + 2
+    # a row whose CPU time was not measured (a process tree the sweep's rusage misses) says so, never a number
+    unmeasured = {**row, "cpu_s": None}
+    cells = [c.strip() for c in render_timing({"u": unmeasured}).splitlines()[4].strip("|").split("|")]
+    assert cells[header.index("CPU (min)")] == "unknown" and cells[-1] == "met"
+    late = [c.strip() for c in render_timing({"u": {**unmeasured, "wall_s": 3600.0}}).splitlines()[4].strip("|")
+            .split("|")]
+    assert late[-1] == "not met: wall time over it; CPU unknown"
 
 
 def test_a_scripts_releases_suffice_for_four_standard_errors_at_a_large_epsilon(tmp_path):

@@ -2,7 +2,7 @@
 
 The sweep of tumult 0.21.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for stdev
 [budget=(pure, 1.0), bounds=(0.0, 1.0)], which claims 1-DP under add-remove: certified epsilon
->= 4.928 at delta = 0, at confidence 0.998889 (the sweep's Bonferroni share). Witness pair: add
+>= 5.999 at delta = 0, at confidence 0.998889 (the sweep's Bonferroni share). Witness pair: add
 a row at 1e300.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
@@ -12,6 +12,8 @@ The released vector holds, in order: stdev, non-finite values; each block of cap
 The event reads a weighted sum of the whole vector (W).
 
 Event: float(np.dot(W, output)) <= 0.0: a threshold on the weighted sum W of the released vector that the audit chose  (chosen by the sweep on draws of its own; these draws are fresh).
+How it was chosen: certain: on the sweep's choosing draws the lower confidence bound of its
+excess over the claim is positive (at 95%, Bonferroni over every candidate event).
 """
 import os
 import sys
@@ -251,7 +253,7 @@ N = 200
 EPSILON, DELTA = 1.0, 0.0  # the library's claim, at its reference delta
 
 
-W = np.array([-6.559549798294802, -3.102802379490402, 23371615885671.67])  # the audit's Fisher discriminant
+W = np.array([-6.623063297809187, -3.1611099977477375, 17813169468911.62])  # the audit's Fisher discriminant
 
 
 def draw(data, random_state):
@@ -276,3 +278,9 @@ if __name__ == "__main__":
     print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {p - allowed:+.4f}")
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["D"] + 0.5) / (N + 1), (hits["D_PRIME"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {error:.4f} ({(p - allowed) / error:+.1f} standard errors)")

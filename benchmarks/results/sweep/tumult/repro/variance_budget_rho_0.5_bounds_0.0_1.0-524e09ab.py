@@ -2,8 +2,8 @@
 
 The sweep of tumult 0.21.0 (dpaudit 0.1.0, 2026-11-28) reported VIOLATED for variance
 [budget=(rho, 0.5), bounds=(0.0, 1.0)], which claims 0.5-zCDP under add-remove: certified
-epsilon >= 4.981 at delta = 1e-05, at confidence 0.998889 (the sweep's Bonferroni share).
-Witness pair: add a row at 1e300.
+epsilon >= 6.05 at delta = 1e-05, at confidence 0.998889 (the sweep's Bonferroni share). Witness
+pair: add a row at 1e300.
 
 This script uses the library's own API and numpy only.  It releases N times on each of two
 neighbouring datasets and prints how often one event of the released vector happens on each.
@@ -11,7 +11,9 @@ neighbouring datasets and prints how often one event of the released vector happ
 The released vector holds, in order: variance, non-finite values; each block of capacity c is [size, leading dimension, non-finite count, c values].
 The event reads a weighted sum of the whole vector (W).
 
-Event: float(np.dot(W, output)) <= 0.0: a threshold on the weighted sum W of the released vector that the audit chose  (chosen by the sweep on draws of its own; these draws are fresh).
+Event: float(np.dot(W, output)) >= 76426595580496.12: a threshold on the weighted sum W of the released vector that the audit chose (the audit's certified event itself)  (chosen by the sweep on draws of its own; these draws are fresh).
+How it was chosen: uncertain: no simple event's excess is certain on the choosing draws;
+carrying the audit's certified event.
 """
 import os
 import sys
@@ -247,11 +249,11 @@ release = release
 PARAMS = {'aggregation': 'variance', 'budget': ('rho', 0.5), 'max_rows': 1, 'keys': None, 'low': 0.0, 'high': 1.0}
 D = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
 D_PRIME = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [1e+300, 0.0]])  # add a row at 1e300
-N = 200
+N = 392
 EPSILON, DELTA = 4.728400132044044, 1e-05  # the library's claim, at its reference delta
 
 
-W = np.array([-14.488065900222281, 0.0, 240944267685348.4])  # the audit's Fisher discriminant
+W = np.array([-14.054103391733749, -3.2709607478797524, 152853191160995.72])  # the audit's Fisher discriminant
 
 
 def draw(data, random_state):
@@ -263,16 +265,22 @@ def draw(data, random_state):
 
 
 def event(output):
-    return bool(float(np.dot(W, output)) <= 0.0)
+    return bool(float(np.dot(W, output)) >= 76426595580496.12)
 
 
 if __name__ == "__main__":
     random_state = None  # the library draws from its own generator
     hits = {name: sum(event(draw(data, random_state)) for _ in range(N)) for name, data in (("D", D), ("D_PRIME", D_PRIME))}
-    p, q = hits["D"] / N, hits["D_PRIME"] / N
-    print(f"P[event | D] = {p:.4f}  ({hits['D']} of {N} releases)")
-    print(f"P[event | D_PRIME] = {q:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    p, q = hits["D_PRIME"] / N, hits["D"] / N
+    print(f"P[event | D_PRIME] = {p:.4f}  ({hits['D_PRIME']} of {N} releases)")
+    print(f"P[event | D] = {q:.4f}  ({hits['D']} of {N} releases)")
     allowed = min(1.0, float(np.exp(EPSILON)) * q + DELTA)
-    print(f"the claim allows P[event | D] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
+    print(f"the claim allows P[event | D_PRIME] <= e^eps * {q:.4f} + delta = {allowed:.4f}: "
           + ("exceeded" if p > allowed else "not exceeded on these draws"))
     print(f"excess over the claim: {p - allowed:+.4f}")
+    # A point estimate on these draws: its standard error says how far from noise it is.  Each
+    # frequency's variance is estimated with half a release added to its count, so that it is not 0
+    # when every release or none is in the event.
+    p_half, q_half = (hits["D_PRIME"] + 0.5) / (N + 1), (hits["D"] + 0.5) / (N + 1)
+    error = float(np.sqrt(p_half * (1 - p_half) / N + float(np.exp(2 * EPSILON)) * q_half * (1 - q_half) / N))
+    print(f"its standard error: {error:.4f} ({(p - allowed) / error:+.1f} standard errors)")
