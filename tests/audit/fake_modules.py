@@ -14,3 +14,18 @@ def forget(monkeypatch, mapping, key) -> None:
     """
     monkeypatch.setitem(mapping, key, mapping.get(key))
     del mapping[key]
+
+
+def cases_and_absent(entries) -> tuple[list, list]:
+    """Every grid point of ``entries`` built: the cases, and ``(entry name, reason)`` for each point
+    that raised ``NotInRelease`` (the release lacks it)."""
+    from scenarios.libraries import NotInRelease
+
+    cases, absent = [], []
+    for entry in entries:
+        for point in entry.grid:
+            try:
+                cases.append(entry.build(point))
+            except NotInRelease as exc:
+                absent.append((entry.name, str(exc)))
+    return cases, absent

@@ -27,7 +27,7 @@ from audit.sweep import releases
 from audit.sweep.plan import plan_rows
 from audit.sweep.rows import audit_row
 from audit.sweep.smartnoise_core_ffi import DECLARED, FIXED, declare_gaussian_arguments
-from fake_modules import forget
+from fake_modules import cases_and_absent, forget
 
 RNG = np.random.default_rng(0)
 STATE = {"rewrites": 0}
@@ -185,15 +185,7 @@ def _install(monkeypatch, style: str = "table", unbounded: str = "refuse"):
 @pytest.mark.parametrize("style", ["options", "table"])
 def test_every_case_releases_on_the_fake_with_its_declared_width(monkeypatch, style):
     catalogue = _install(monkeypatch, style)
-    from scenarios.libraries import NotInRelease
-
-    cases, absent = [], []
-    for entry in catalogue.entries():
-        for point in entry.grid:
-            try:
-                cases.append(entry.build(point))
-            except NotInRelease as exc:
-                absent.append((entry.name, str(exc)))
+    cases, absent = cases_and_absent(catalogue.entries())
     # 0.1.2 on refuses the sum of a column without bounds: that point, and only it, is not in the release
     assert [name for name, _ in absent] == ["SUM"] and "without bounds is refused" in absent[0][1]
     for case in cases:
