@@ -15,10 +15,12 @@ the same functions as 0.x's ``opacus.privacy_analysis``), and ``style`` chooses 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.machinery
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -140,6 +142,28 @@ def test_a_release_is_seeded_by_its_random_state(monkeypatch):
     first = case.release(data, np.random.RandomState(5), **case.release_params)
     assert np.array_equal(first, case.release(data, np.random.RandomState(5), **case.release_params))
     assert not np.array_equal(first, case.release(data, np.random.RandomState(6), **case.release_params))
+
+
+def test_a_release_silences_only_the_warnings_every_0x_run_gives(monkeypatch):
+    """The engine's "Secure RNG turned off" and the last, smaller batch's warning (as 0.11 words
+    them) are what every run says and are silenced; any other warning reaches the caller."""
+    catalogue = _install(monkeypatch, "0.11")
+    case = catalogue.entries()[0].build(catalogue.GRID[0])
+    init = catalogue.PrivacyEngine.__init__
+
+    @functools.wraps(init)
+    def warning_init(self, *args, **kwargs):
+        warnings.warn("Secure RNG turned off. This is perfectly fine for experimentation as it allows for much "
+                      "faster training performance")
+        warnings.warn("PrivacyEngine expected a batch of size 4 but the last step received a batch of size 1. "
+                      "This means that the privacy analysis will be a bit more pessimistic.")
+        warnings.warn("a warning no 0.x release gives", RuntimeWarning)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(catalogue.PrivacyEngine, "__init__", warning_init)
+    with pytest.warns(RuntimeWarning, match="no 0.x release") as caught:
+        case.release(case.scenario.pairs[0].neighbor, np.random.RandomState(0), **case.release_params)
+    assert [str(w.message) for w in caught] == ["a warning no 0.x release gives"]
 
 
 @pytest.mark.statistical
