@@ -54,6 +54,7 @@ def _fake(style: str, divisor: str) -> dict:
             if set(options) - ({"sample_rate", "poisson"} if style == "0.14" else set()):
                 raise TypeError(f"unexpected keyword arguments {sorted(options)}")
             self.module, self.sigma, self.clip, self.reduction = module, noise_multiplier, max_grad_norm, loss_reduction
+            self.alphas = alphas
             self.sample_rate = options.get("sample_rate") or batch_size / sample_size
             self.expected = self.sample_rate * sample_size
             self.steps, self.seen = 0, 0
@@ -73,6 +74,10 @@ def _fake(style: str, divisor: str) -> dict:
                 return step(*args, **kwargs)
 
             optimizer.step = private_step
+
+        def get_privacy_spent(self, target_delta):  # as 0.x: the RDP of one step at sample_rate, times the steps
+            rdp = compute_rdp(self.sample_rate, self.sigma, 1, self.alphas) * self.steps
+            return get_privacy_spent(self.alphas, rdp, target_delta)
 
     def compute_rdp(q, noise_multiplier, steps, orders):  # 0.x's positional signature; 1.x's are keywords
         return rdp_analysis.compute_rdp(q=q, noise_multiplier=noise_multiplier, steps=steps, orders=orders)
@@ -133,6 +138,31 @@ def test_the_claim_is_the_larger_statement_of_the_two_datasets(monkeypatch):
     eps, _ = rdp_analysis.get_privacy_spent(orders=orders, rdp=rdp_analysis.compute_rdp(
         q=4 / 9, noise_multiplier=4.0, steps=3, orders=orders), delta=1e-5)
     assert on_neighbour == pytest.approx(float(eps), rel=1e-12)
+
+
+@pytest.mark.parametrize("style", ["0.11", "0.14"])
+def test_the_claim_is_what_the_engine_states_after_training_on_either_dataset(monkeypatch, style):
+    """The claim is the larger of what the engine's ``get_privacy_spent(1e-5)`` states after a
+    release on D and on D′: the steps it counted (the loader's batches: ⌈n/B⌉ shuffled, int(1/q)
+    Poisson, an epoch) at its sample rate (B/n, B/(n + 1); q)."""
+    catalogue = _install(monkeypatch, style)
+    engines = []
+    init = catalogue.PrivacyEngine.__init__
+
+    @functools.wraps(init)
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        engines.append(self)
+
+    monkeypatch.setattr(catalogue.PrivacyEngine, "__init__", recording_init)
+    cases, _ = cases_and_absent(catalogue.entries())
+    assert len(cases) == (2 if style == "0.11" else 4)
+    for case in cases:
+        stated = []
+        for data in (case.scenario.pairs[0].base, case.scenario.pairs[0].neighbor):
+            case.release(data, np.random.RandomState(0), **case.release_params)
+            stated.append(float(engines[-1].get_privacy_spent(1e-5)[0]))
+        assert case.claim.epsilon == pytest.approx(max(stated), rel=1e-12), (case.key, stated)
 
 
 def test_a_release_is_seeded_by_its_random_state(monkeypatch):
