@@ -112,9 +112,10 @@ def _opendp(version: str) -> Environment:
 
 
 def _opacus(version: str) -> Environment:
-    # torch is large and installed here: the environment sees it, and pip installs only Opacus.  The 0.x
-    # releases declare torchvision too (which would replace torch): installed without their requirements,
-    # which the interpreter has, with shims for two names today's torch lacks (audit/sweep/torch_stand_ins.py).
+    # torch is large and installed here: the environment sees it, and pip installs only Opacus.  0.9.0-0.10.0
+    # pin torch 1.6/1.7 and 0.10.1-0.13 require torchvision (either would replace torch): the 0.x releases are
+    # installed without their requirements, which the interpreter has, with shims for two names today's torch
+    # lacks (audit/sweep/torch_stand_ins.py).
     if version_key(version) < version_key("1.0"):
         return Environment(sys.executable, (), system_site=True, no_deps=True, setup=write_opacus_0x_shims)
     return Environment(sys.executable, (), system_site=True)

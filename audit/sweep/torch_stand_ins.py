@@ -20,9 +20,12 @@ plugins (:data:`SYNTHCITY_PINS`, also ``--no-deps``):
 
 The decaf plugin (not DP) needs pytorch_lightning and decaf-synthetic-data, and is left out.
 
-**Opacus 0.9-0.15** require torch >= 1.3 (and torchvision, which only their examples import); pip
-would replace the CPU torch with a CUDA build, so they are installed with ``--no-deps`` beside the
-interpreter's torch.  Two names they import are gone from it (:func:`write_opacus_0x_shims`):
+**Opacus 0.9-0.15**: 0.9.0-0.10.0 pin torch 1.6/1.7, torchvision and torchcsprng exactly (0.9.0 pins
+36 packages, pytest and twine among them), 0.10.1-0.13 require torchvision (which only their examples
+import, and which brings a torch of its own), 0.14-0.15 only torch >= 1.3, numpy and scipy.  pip
+would replace the CPU torch, so every 0.x release is installed with ``--no-deps`` beside the
+interpreter's torch, numpy and scipy.  Two names they import are gone from it
+(:func:`write_opacus_0x_shims`):
 
 - ``torch.nn.modules.module.ModuleAttributeError`` (0.11's ``opacus.layers.param_rename``): torch
   1.8 replaced that subclass of AttributeError by AttributeError itself.  A ``.pth`` file installs
