@@ -104,8 +104,9 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, ep
     rows of ``data`` are (x, y).  ``sample_rate`` 0: the shuffled ``DataLoader(batch_size=batch_size,
     shuffle=True)`` (the last batch smaller); else Poisson batches of ``UniformWithReplacementSampler``
     (0.12 on; ``poisson=True`` where the engine takes it).  The release is (w, b) after each epoch."""
-    seed = int(random_state.randint(2**31))
-    generator = torch.Generator().manual_seed(seed)
+    # Two seeds: the batches' generator and torch's default one (the noise) must not share a stream.
+    batch_seed, noise_seed = (int(v) for v in random_state.randint(2**31, size=2))
+    generator = torch.Generator().manual_seed(batch_seed)
     x = torch.tensor(data[:, :-1], dtype=torch.float32)
     y = torch.tensor(data[:, -1], dtype=torch.float32)
     dataset = torch.utils.data.TensorDataset(x, y)
@@ -129,7 +130,7 @@ def train(data, random_state, *, noise_multiplier, max_grad_norm, batch_size, ep
         engine = PrivacyEngine(model, alphas=rdp_orders(), noise_multiplier=noise_multiplier,
                                max_grad_norm=max_grad_norm, loss_reduction=loss_reduction, **batches)
         engine.attach(optimizer)
-        torch.manual_seed(seed)  # the engine's noise comes from torch's default generator, seeded from os.urandom
+        torch.manual_seed(noise_seed)  # the engine's noise comes from torch's default generator, seeded from os.urandom
         trajectory = []
         for _ in range(epochs):
             for xb, yb in loader:
