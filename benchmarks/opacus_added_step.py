@@ -101,8 +101,10 @@ def claims() -> dict[str, float]:
         if path.parent.name.startswith("0.9."):  # a summed loss divided as a mean: not this pair
             continue
         for row in json.loads(path.read_text())["rows"]:
-            if "loss_reduction=sum" in row["point"] and "batch_size" in row["point"]:
-                found[path.parent.name] = float(row["claim"].split(",")[0].strip("("))
+            params = row.get("params") or {}  # a row "not in this release" has none
+            if params.get("loss_reduction") == "sum" and params.get("batch_size"):
+                # the engine's statement as computed, not the claim's label (rounded to 6 digits)
+                found[path.parent.name] = float(params["opacus_epsilon"])
     return found
 
 
@@ -129,7 +131,7 @@ def main(argv=None) -> int:
              "| releases | claimed ε (δ = 1e-5) | order | δ (Monte Carlo) | δ low – high (95%) | exceeds 1e-5 |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {', '.join(r['releases'])} | {r['epsilon']:g} | {r['order'].replace('||', '‖')} | {r['mean']:.3g} | "
+        lines.append(f"| {', '.join(r['releases'])} | {r['epsilon']:.6g} | {r['order'].replace('||', '‖')} | {r['mean']:.3g} | "
                      f"{r['low']:.3g} – {r['high']:.3g} | {'yes' if r['low'] > 1e-5 else 'no' if r['high'] <= 1e-5 else 'unknown'} |")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "opacus_added_step.md").write_text("\n".join(lines) + "\n")

@@ -28,8 +28,9 @@ black-box rows at the default budget.  An MST fit costs about 0.6 s and an AIM f
 (after the 3 s a process spends once compiling mbi's JAX estimation), out of reach of that budget:
 their rows are gray-box rows (:attr:`~.catalogue.Case.graybox`): the pair is recorded on D and
 replayed on D′ (docs/graybox.md), and the certified audit runs with the draws its separating
-event needs (:func:`audit.sweep.plan.refutable_samples`): one of rate 0.25 (``Case.event_rate``)
-for MST and AIM, a perfect one for DP-CTGAN and DP-GAN, gray-box rows too at one epoch.
+event needs (:func:`audit.sweep.plan.refutable_samples`): one of rate 0.25 for MST and 0.35 for
+AIM (``Case.event_rate``, measured: see :func:`entries`), a perfect one for DP-CTGAN and DP-GAN,
+gray-box rows too at one epoch.
 
 MWEM draws from numpy's global generator, MST's and AIM's Gaussian noise comes from OpenDP's
 ``make_gaussian`` (sampled in Rust) and the covariance noise from ``np.random``: the sweep does not
