@@ -33,15 +33,23 @@ sys.path.insert(0, str(ROOT))
 from scenarios.libraries import snsynth  # noqa: E402
 
 
+def _public_domain_case():
+    """The catalogue's DP-CTGAN row on the new-category pair with the public domain."""
+    entry = next(e for e in snsynth.entries() if e.name == "synthesizers.dpctgan")
+    return next(c for c in entry.cases() if c.params.get("public_domain"))
+
+
 def counts(present: bool, fits: int, epochs: int) -> np.ndarray:
-    """The count of a = 3 in 200 synthetic rows over ``fits`` fresh fits on D′ (``present``) or D."""
-    data = np.vstack([snsynth._BASE, [[3.0, 0.0]]]) if present else snsynth._BASE
-    column = 8 + 1 + 3  # the marginal a = 3 (scenarios.libraries.snsynth.table_statistics)
+    """The count of a = 3 in the synthetic table over ``fits`` fresh fits of the catalogue's
+    public-domain DP-CTGAN row at ``epochs`` epochs, on D′ (``present``) or D."""
+    case = _public_domain_case()
+    pair = case.scenario.pairs[0]
+    column = [name for name, _ in case.layout].index("marginal a = 3")
+    params = {**case.release_params, "epochs": epochs}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.array([snsynth.synthesize(data.ravel(), None, synth="dpctgan", epsilon=1.0, delta=1e-5, rows=200,
-                                            probes=[[3, 0]], public_domain=True, epochs=epochs, batch_size=8,
-                                            verbose=False, cuda=False)[column] for _ in range(fits)])
+        return np.array([case.release(pair.neighbor if present else pair.base, None, **params)[column]
+                         for _ in range(fits)])
 
 
 def main(argv=None) -> int:
