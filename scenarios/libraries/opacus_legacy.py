@@ -170,7 +170,7 @@ _TEXT = ("opacus.PrivacyEngine (0.x) docstring: 'The main component of Opacus is
 #: The mean's leak does not depend on σ (each parameter's standard deviation is σ·√(2/16 + 1) on D′
 #: against σ·√(2/16) on D, a ratio of 3), the claim does: σ = 4 (0.9-0.13 state ε = 1.13, 0.14-0.15
 #: 0.90).  The sum's claim is false too (the added step widens the spread by √(3/2) an epoch:
-#: benchmarks/opacus_added_step.py), a change of scale the sweep's statistics miss at this budget.
+#: benchmarks/opacus_added_step.py), which a default sweep does not refute (docs/libraries/opacus.md).
 GRID = (
     {"noise_multiplier": 4.0, "max_grad_norm": 1.0, "rows": 8, "batch_size": 4, "epochs": 1},
     {"noise_multiplier": 2.0, "max_grad_norm": 1.0, "rows": 8, "batch_size": 4, "epochs": 2,
