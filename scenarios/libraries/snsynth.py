@@ -221,13 +221,14 @@ def entries() -> tuple[Entry, ...]:
     # MST's and AIM's rows are gray-box rows: a fit costs 0.6 s (MST) and 1.5 s (AIM) of CPU once the
     # process has compiled mbi's JAX estimation (3 s, once), out of reach of the default budget.  With
     # the categories read from the data, the new category appears in 200 synthetic rows on a fraction
-    # of the fits with its record and on none without it: 26 of 60 fits for MST and 46 of 100 for AIM
-    # (1.0.8, fresh unseeded fits in two runs, not a sweep's), whose one-sided 95% lower Clopper-Pearson
-    # bounds are 0.32 and 0.37; the rows draw what an event of rate 0.25 (MST) and 0.35 (AIM) needs,
-    # 303 and 212 fits a side.  AIM's ``rounds`` would not make it cheaper at the same power: at
-    # rounds = 2, 4 and 8 (the default is 16 a column, 32) a fit took 1.06, 1.42 and 1.31 s of CPU
-    # against 1.89 s, and the new category appeared on 17, 16 and 13 of 40 fits against 23 of 40 (measured
-    # beside another sweep).
+    # of the fits with its record and on none without it (benchmarks/snsynth_event_rates.py: fresh
+    # unseeded fits, not a sweep's; 1.0.8): 54 of 100 fits for MST and 50 of 100 for AIM, one-sided 95%
+    # lower Clopper-Pearson bounds 0.45 and 0.41.  The rows draw what an event of rate 0.25 (MST) and
+    # 0.35 (AIM) needs, 303 and 212 fits a side, rates set from earlier, smaller runs (26 of 60, 46 of
+    # 100) and below both bounds.  AIM's ``rounds`` (the default is 16 a column, 32 here; the claim
+    # holds for any number) are left at the default the users run: at 2 a fit takes 0.84 s and the
+    # category shows on 39 of 100 fits (bound 0.31), a third less CPU a row, for a configuration
+    # nobody runs by default.
     grid = [{"epsilon": 1.0, "delta": 1e-9}, {"epsilon": 1.0, "delta": 1e-9, "public_domain": True}]
     mst = _generator("mst", grid, approx=True, graybox=True, event_rate=0.25,
                      text="snsynth Synthesizer.create('mst', epsilon=ε, delta=δ) (MSTSynthesizer: 'epsilon: "
